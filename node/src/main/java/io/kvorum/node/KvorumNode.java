@@ -1,0 +1,191 @@
+package io.kvorum.node;
+
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.Placement;
+import io.kvorum.node.config.NodeConfig;
+import io.kvorum.node.coordinator.Coordinator;
+import io.kvorum.node.coordinator.LocalReplica;
+import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.coordinator.UnreachableReplica;
+import io.kvorum.node.http.HttpGateway;
+import io.kvorum.node.storage.ExpiryPurger;
+import io.kvorum.node.storage.LevelDbStore;
+import io.kvorum.node.storage.LocalEntryStream;
+import io.kvorum.node.storage.StorageService;
+import io.kvorum.node.time.Clock;
+import io.kvorum.node.time.HybridLogicalClock;
+import io.kvorum.node.util.NamedThreadFactory;
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One running Kvorum node: storage, coordinator and HTTP gateway, wired from a {@link NodeConfig}.
+ *
+ * <p>Lifecycle: {@link #start} opens the data directory and binds, or fails with a
+ * {@link StartupException} having released everything; {@link #close()} shuts down gracefully
+ * (stop accepting, answer what is in progress, flush, close storage) and is idempotent.
+ */
+public final class KvorumNode implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(KvorumNode.class);
+    static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(5);
+    private static final int RANGE_BATCH_ENTRIES = 256;
+    private static final int RANGE_BATCH_BYTES = 256 * 1024;
+
+    private final NodeConfig config;
+    private final StorageService storage;
+    private final ScheduledThreadPoolExecutor requestTimer;
+    private final ScheduledThreadPoolExecutor maintenance;
+    private final HttpGateway gateway;
+    private final InetSocketAddress httpAddress;
+    private boolean closed;
+
+    private KvorumNode(NodeConfig config, StorageService storage, ScheduledThreadPoolExecutor requestTimer,
+                       ScheduledThreadPoolExecutor maintenance, HttpGateway gateway, InetSocketAddress httpAddress) {
+        this.config = config;
+        this.storage = storage;
+        this.requestTimer = requestTimer;
+        this.maintenance = maintenance;
+        this.gateway = gateway;
+        this.httpAddress = httpAddress;
+    }
+
+    /** Starts a node on the HTTP port of its {@code --cluster} entry. */
+    public static KvorumNode start(NodeConfig config) throws StartupException {
+        return start(config, config.self().httpPort(), Clock.SYSTEM);
+    }
+
+    /**
+     * Starts a node.
+     *
+     * @param httpPort the port to serve HTTP on; 0 picks a free one (tests)
+     */
+    public static KvorumNode start(NodeConfig config, int httpPort, Clock clock) throws StartupException {
+        StorageService storage = openStorage(config);
+        ScheduledThreadPoolExecutor requestTimer = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("request-timer"));
+        requestTimer.setRemoveOnCancelPolicy(true);
+        ScheduledThreadPoolExecutor maintenance = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("maintenance"));
+        try {
+            HybridLogicalClock hlc = new HybridLogicalClock(clock);
+            String selfId = config.self().id();
+            Map<String, Replica> replicas = new HashMap<>();
+            for (ClusterMember m : config.topology().members()) {
+                replicas.put(m.id(), m.id().equals(selfId) ? new LocalReplica(selfId, storage) : new UnreachableReplica(m.id()));
+            }
+            Coordinator coordinator = new Coordinator(selfId, new Placement(config.topology()), replicas, hlc, clock,
+                    config.requestTimeout(), requestTimer,
+                    (start, end) -> new LocalEntryStream(storage, start, end, RANGE_BATCH_ENTRIES, RANGE_BATCH_BYTES));
+
+            ExpiryPurger purger = new ExpiryPurger(storage, clock, config.tombstoneGrace().toMillis());
+            long purgeMs = config.purgeInterval().toMillis();
+            maintenance.scheduleWithFixedDelay(() -> {
+                try {
+                    purger.runOnce();
+                } catch (RuntimeException e) {
+                    log.warn("purging expired records failed; will retry", e);
+                }
+            }, purgeMs, purgeMs, TimeUnit.MILLISECONDS);
+
+            String status = "{\"node\":\"" + selfId + "\",\"status\":\"serving\",\"clusterSize\":"
+                    + config.topology().size() + ",\"replicationFactor\":" + config.replicationFactor() + "}";
+            HttpGateway gateway = new HttpGateway(coordinator, config.topology().size(), config.replicationFactor(),
+                    clock, config.maxValueBytes(), config.httpThreads(), () -> status,
+                    () -> CompletableFuture.completedFuture(
+                            "{\"peers\":[],\"unreachable\":[],\"bucketsCompared\":0,\"recordsSent\":0,"
+                                    + "\"recordsReceived\":0,\"durationMs\":0}"));
+            InetSocketAddress address;
+            try {
+                address = gateway.start(config.bindAddress(), httpPort);
+            } catch (Exception e) {
+                throw new StartupException("cannot listen for HTTP on " + config.bindAddress() + ":" + httpPort + ": "
+                        + (e instanceof BindException ? "address already in use or not available" : e.getMessage()));
+            }
+            log.info("node {} serving HTTP on {} with data in {} (cluster of {}, replication factor {}{})",
+                    selfId, address, config.dataDir().toAbsolutePath().normalize(), config.topology().size(),
+                    config.replicationFactor(), config.fsync() ? ", fsync" : "");
+            return new KvorumNode(config, storage, requestTimer, maintenance, gateway, address);
+        } catch (StartupException | RuntimeException e) {
+            requestTimer.shutdownNow();
+            maintenance.shutdownNow();
+            try {
+                storage.close();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    private static StorageService openStorage(NodeConfig config) throws StartupException {
+        String where = config.dataDir().toString();
+        try {
+            Files.createDirectories(config.dataDir());
+            if (!Files.isWritable(config.dataDir())) {
+                throw new StartupException("data dir " + where + " is not writable");
+            }
+            LevelDbStore store = LevelDbStore.open(config.dataDir().resolve("records"), config.fsync(), 64L << 20);
+            return new StorageService(store, config.storageReaders(), config.storageQueue());
+        } catch (AccessDeniedException e) {
+            throw new StartupException("data dir " + where + " is not writable (access denied: " + e.getFile() + ")");
+        } catch (FileSystemException e) {
+            throw new StartupException("cannot use data dir " + where + ": " + e.getFile() + ": "
+                    + (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName()));
+        } catch (IOException e) {
+            String msg = String.valueOf(e.getMessage());
+            if (msg.contains("lock")) {
+                throw new StartupException("data dir " + where + " is in use by another process");
+            }
+            throw new StartupException("cannot open storage in " + where + ": " + msg);
+        }
+    }
+
+    public InetSocketAddress httpAddress() {
+        return httpAddress;
+    }
+
+    public NodeConfig config() {
+        return config;
+    }
+
+    /** Graceful shutdown; see the class comment. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        log.info("node {} shutting down", config.self().id());
+        try {
+            gateway.stop(SHUTDOWN_GRACE);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        maintenance.shutdownNow();
+        requestTimer.shutdownNow();
+        try {
+            storage.close();
+        } catch (Exception e) {
+            log.error("closing storage failed", e);
+        }
+        log.info("node {} stopped", config.self().id());
+    }
+
+    /** The node could not start; the message is one line for the operator. */
+    public static final class StartupException extends Exception {
+        public StartupException(String message) {
+            super(message, null, false, false);
+        }
+    }
+}

@@ -1,0 +1,130 @@
+package io.kvorum.node;
+
+import io.kvorum.node.config.ConfigException;
+import io.kvorum.node.config.NodeConfig;
+import io.kvorum.node.config.NodeOption;
+import java.io.PrintStream;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Set;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParseResult;
+
+/**
+ * {@code java -jar kvorum-node.jar [options]}: parses the command line of SPEC §1 and runs a node
+ * until SIGTERM or SIGINT.
+ *
+ * <p>The picocli model is built from {@link NodeOption}, so the flags, their {@code KVORUM_*}
+ * variables, and {@code --help} all come from one table. A flag wins over its variable. Any bad
+ * option exits with status 2 and one line on stderr; a node that cannot start exits with 1.
+ */
+public final class Main {
+
+    static final int EXIT_OK = 0;
+    static final int EXIT_STARTUP_FAILED = 1;
+    static final int EXIT_BAD_OPTIONS = 2;
+    private static final String NAME = "kvorum-node";
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        Map<String, String> env = System.getenv();
+        NodeConfig config;
+        try {
+            config = parse(args, env, System.out);
+        } catch (ConfigException e) {
+            System.err.println(NAME + ": " + e.getMessage());
+            System.exit(EXIT_BAD_OPTIONS);
+            return;
+        }
+        if (config == null) {
+            System.exit(EXIT_OK); // --help or --version
+            return;
+        }
+        KvorumNode node;
+        try {
+            node = KvorumNode.start(config);
+        } catch (KvorumNode.StartupException e) {
+            System.err.println(NAME + ": " + e.getMessage());
+            System.exit(EXIT_STARTUP_FAILED);
+            return;
+        }
+        try {
+            ShutdownSignals.runUntilTerminated(() -> {
+                node.close();
+                return EXIT_OK;
+            });
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            node.close();
+        }
+    }
+
+    /**
+     * Parses arguments and environment into a configuration.
+     *
+     * @return the configuration, or null when {@code --help} or {@code --version} was answered on {@code out}
+     * @throws ConfigException with the one-line message to print
+     */
+    static NodeConfig parse(String[] args, Map<String, String> env, PrintStream out) throws ConfigException {
+        CommandLine cli = new CommandLine(commandSpec());
+        ParseResult result;
+        try {
+            result = cli.parseArgs(args);
+        } catch (ParameterException e) {
+            throw new ConfigException(e.getMessage() + " (see --help)");
+        }
+        if (result.isUsageHelpRequested()) {
+            cli.usage(out);
+            return null;
+        }
+        if (result.isVersionHelpRequested()) {
+            cli.printVersionHelp(out);
+            return null;
+        }
+        Map<NodeOption, String> raw = new EnumMap<>(NodeOption.class);
+        Set<NodeOption> fromEnvironment = EnumSet.noneOf(NodeOption.class);
+        for (NodeOption o : NodeOption.values()) {
+            if (result.hasMatchedOption(o.flag())) {
+                raw.put(o, result.matchedOptionValue(o.flag(), (String) null));
+            } else if (env.containsKey(o.envVar())) {
+                raw.put(o, env.get(o.envVar()));
+                fromEnvironment.add(o);
+            }
+        }
+        return NodeConfig.fromRaw(raw, fromEnvironment);
+    }
+
+    /** The picocli model of the command line, derived from {@link NodeOption}. */
+    static CommandSpec commandSpec() {
+        CommandSpec spec = CommandSpec.create().name(NAME).mixinStandardHelpOptions(true)
+                .version(NAME + " " + versionString());
+        spec.usageMessage()
+                .description("Runs one node of a Kvorum cluster. Every option can also be set by its environment "
+                        + "variable; a flag wins over its variable.")
+                .footer("", "With no options, a single-node cluster on 127.0.0.1:8080 with its data in ./data/n1.");
+        for (NodeOption o : NodeOption.values()) {
+            String description = o.doc()
+                    + (o.defaultValue() != null ? " Default: " + o.defaultValue() + "." : "")
+                    + " Env: " + o.envVar() + ".";
+            OptionSpec.Builder option = OptionSpec.builder(o.flag()).type(String.class).description(description);
+            if (o.isSwitch()) {
+                option.arity("0..1").paramLabel("true|false").fallbackValue("true");
+            } else {
+                option.arity("1").paramLabel(o.valueLabel());
+            }
+            spec.addOption(option.build());
+        }
+        return spec;
+    }
+
+    private static String versionString() {
+        String v = Main.class.getPackage().getImplementationVersion();
+        return v != null ? v : "development build";
+    }
+}

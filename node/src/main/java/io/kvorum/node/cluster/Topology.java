@@ -1,0 +1,115 @@
+package io.kvorum.node.cluster;
+
+import io.kvorum.node.config.ConfigException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The static cluster: every member, this node included, in a canonical order (by id) that does
+ * not depend on the order of {@code --cluster}.
+ */
+public final class Topology {
+
+    private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
+
+    private final List<ClusterMember> members;
+
+    public Topology(List<ClusterMember> members) {
+        List<ClusterMember> sorted = new ArrayList<>(members);
+        sorted.sort(Comparator.comparing(ClusterMember::id));
+        this.members = List.copyOf(sorted);
+    }
+
+    /**
+     * Parses {@code ID=HOST:HTTP:GRPC[,...]}. HOST may be an IPv6 address in brackets.
+     *
+     * @throws ConfigException naming the first malformed entry, or a duplicate id or endpoint
+     */
+    public static Topology parse(String spec) throws ConfigException {
+        if (spec == null || spec.isBlank()) {
+            throw new ConfigException("--cluster is empty; expected ID=HOST:HTTP:GRPC[,...]");
+        }
+        List<ClusterMember> members = new ArrayList<>();
+        Set<String> ids = new HashSet<>();
+        Set<String> endpoints = new HashSet<>();
+        for (String entry : spec.split(",", -1)) {
+            ClusterMember m = parseEntry(entry.trim());
+            if (!ids.add(m.id())) {
+                throw new ConfigException("--cluster names node id '" + m.id() + "' twice");
+            }
+            for (String endpoint : List.of(m.host() + ":" + m.httpPort(), m.host() + ":" + m.grpcPort())) {
+                if (!endpoints.add(endpoint)) {
+                    throw new ConfigException("--cluster uses address " + endpoint + " twice");
+                }
+            }
+            members.add(m);
+        }
+        return new Topology(members);
+    }
+
+    private static ClusterMember parseEntry(String entry) throws ConfigException {
+        String problem = "malformed --cluster entry '" + entry + "'; expected ID=HOST:HTTP:GRPC";
+        int eq = entry.indexOf('=');
+        if (eq <= 0) {
+            throw new ConfigException(problem);
+        }
+        String id = entry.substring(0, eq);
+        if (!NODE_ID.matcher(id).matches()) {
+            throw new ConfigException(problem + " (node id: letters, digits, '_', '.', '-', at most 64)");
+        }
+        String address = entry.substring(eq + 1);
+        int grpcColon = address.lastIndexOf(':');
+        int httpColon = grpcColon > 0 ? address.lastIndexOf(':', grpcColon - 1) : -1;
+        if (httpColon <= 0) {
+            throw new ConfigException(problem);
+        }
+        String host = address.substring(0, httpColon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        if (host.isEmpty() || host.contains("[") || host.contains("]")) {
+            throw new ConfigException(problem);
+        }
+        int http = parsePort(address.substring(httpColon + 1, grpcColon), problem);
+        int grpc = parsePort(address.substring(grpcColon + 1), problem);
+        if (http == grpc) {
+            throw new ConfigException(problem + " (HTTP and gRPC ports must differ)");
+        }
+        return new ClusterMember(id, host, http, grpc);
+    }
+
+    private static int parsePort(String s, String problem) throws ConfigException {
+        try {
+            int port = Integer.parseInt(s);
+            if (port >= 1 && port <= 65535) {
+                return port;
+            }
+        } catch (NumberFormatException ignored) {
+            // falls through to the error below
+        }
+        throw new ConfigException(problem + " (port '" + s + "' is not 1..65535)");
+    }
+
+    /** Every member, sorted by id. */
+    public List<ClusterMember> members() {
+        return members;
+    }
+
+    public int size() {
+        return members.size();
+    }
+
+    /** The member with this id, or null. */
+    public ClusterMember member(String id) {
+        for (ClusterMember m : members) {
+            if (m.id().equals(id)) {
+                return m;
+            }
+        }
+        return null;
+    }
+}

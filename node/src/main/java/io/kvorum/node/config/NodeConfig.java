@@ -1,0 +1,165 @@
+package io.kvorum.node.config;
+
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.Topology;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A node's validated configuration, built from raw option strings (flags over environment over
+ * the defaults of {@link NodeOption}). Every derived default is resolved here, once.
+ */
+public record NodeConfig(
+        Topology topology,
+        ClusterMember self,
+        Path dataDir,
+        String bindAddress,
+        int replicationFactor,
+        boolean fsync,
+        Duration antiEntropyInterval,
+        Duration requestTimeout,
+        int maxValueBytes,
+        int storageQueue,
+        int storageReaders,
+        int httpThreads,
+        Duration purgeInterval,
+        Duration tombstoneGrace) {
+
+    /** The configuration of a node started with no options at all. */
+    public static NodeConfig defaults() {
+        try {
+            return fromRaw(Map.of());
+        } catch (ConfigException e) {
+            throw new IllegalStateException("the built-in defaults are invalid", e);
+        }
+    }
+
+    /** Validates raw values given as flags; see {@link #fromRaw(Map, Set)}. */
+    public static NodeConfig fromRaw(Map<NodeOption, String> given) throws ConfigException {
+        return fromRaw(given, Set.of());
+    }
+
+    /**
+     * Validates raw values. An absent or null entry takes the option's default.
+     *
+     * @param fromEnvironment the options whose value came from a {@code KVORUM_*} variable, so that
+     *                        an error names the variable rather than the flag
+     * @throws ConfigException with a one-line message naming the option
+     */
+    public static NodeConfig fromRaw(Map<NodeOption, String> given, Set<NodeOption> fromEnvironment)
+            throws ConfigException {
+        return new Parser(given, fromEnvironment).parse();
+    }
+
+    /** One validation pass over raw values. */
+    private static final class Parser {
+        private final Map<NodeOption, String> raw = new EnumMap<>(NodeOption.class);
+        private final Set<NodeOption> fromEnvironment;
+
+        Parser(Map<NodeOption, String> given, Set<NodeOption> fromEnvironment) {
+            for (NodeOption o : NodeOption.values()) {
+                String v = given.get(o);
+                raw.put(o, v != null ? v : o.defaultValue());
+            }
+            this.fromEnvironment = fromEnvironment;
+        }
+
+        NodeConfig parse() throws ConfigException {
+            Topology topology;
+            try {
+                topology = Topology.parse(raw.get(NodeOption.CLUSTER));
+            } catch (ConfigException e) {
+                throw renamed(NodeOption.CLUSTER, e);
+            }
+            String nodeId = raw.get(NodeOption.NODE_ID);
+            ClusterMember self;
+            if (nodeId == null) {
+                if (topology.size() != 1) {
+                    throw new ConfigException(name(NodeOption.NODE_ID) + " is required when "
+                            + name(NodeOption.CLUSTER) + " has " + topology.size() + " nodes");
+                }
+                self = topology.members().get(0);
+            } else {
+                self = topology.member(nodeId);
+                if (self == null) {
+                    throw new ConfigException(name(NodeOption.NODE_ID) + " '" + nodeId + "' is not in "
+                            + name(NodeOption.CLUSTER));
+                }
+            }
+            String dataDir = raw.get(NodeOption.DATA_DIR);
+            if (dataDir != null && dataDir.isBlank()) {
+                throw new ConfigException(name(NodeOption.DATA_DIR) + " is empty");
+            }
+            String bind = raw.get(NodeOption.BIND);
+            if (bind != null && bind.isBlank()) {
+                throw new ConfigException(name(NodeOption.BIND) + " is empty");
+            }
+            int rf = raw.get(NodeOption.REPLICATION_FACTOR) == null
+                    ? topology.size()
+                    : intIn(NodeOption.REPLICATION_FACTOR, 1, topology.size());
+            return new NodeConfig(
+                    topology,
+                    self,
+                    Path.of(dataDir != null ? dataDir : "./data/" + self.id()),
+                    bind != null ? bind : self.host(),
+                    rf,
+                    bool(NodeOption.FSYNC),
+                    millis(NodeOption.ANTI_ENTROPY_INTERVAL, 0),
+                    millis(NodeOption.REQUEST_TIMEOUT, 1),
+                    intIn(NodeOption.MAX_VALUE_BYTES, 0, Integer.MAX_VALUE - 1024),
+                    intIn(NodeOption.STORAGE_QUEUE, 1, 1 << 20),
+                    intIn(NodeOption.STORAGE_READERS, 1, 256),
+                    intIn(NodeOption.HTTP_THREADS, 0, 256),
+                    millis(NodeOption.PURGE_INTERVAL, 1),
+                    millis(NodeOption.TOMBSTONE_GRACE, 0));
+        }
+
+        private String name(NodeOption o) {
+            return fromEnvironment.contains(o) ? o.envVar() : o.flag();
+        }
+
+        private ConfigException renamed(NodeOption o, ConfigException e) {
+            return fromEnvironment.contains(o)
+                    ? new ConfigException(e.getMessage().replace(o.flag(), o.envVar()))
+                    : e;
+        }
+
+        private int intIn(NodeOption o, int min, int max) throws ConfigException {
+            long v = longValue(o);
+            if (v < min || v > max) {
+                throw new ConfigException(name(o) + " must be between " + min + " and " + max + ", got " + v);
+            }
+            return (int) v;
+        }
+
+        private Duration millis(NodeOption o, long min) throws ConfigException {
+            long v = longValue(o);
+            if (v < min) {
+                throw new ConfigException(name(o) + " must be at least " + min + " ms, got " + v);
+            }
+            return Duration.ofMillis(v);
+        }
+
+        private long longValue(NodeOption o) throws ConfigException {
+            String s = raw.get(o);
+            try {
+                return Long.parseLong(s.trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigException(name(o) + " expects a whole number, got '" + s + "'");
+            }
+        }
+
+        private boolean bool(NodeOption o) throws ConfigException {
+            String s = raw.get(o).trim().toLowerCase(Locale.ROOT);
+            return switch (s) {
+                case "true" -> true;
+                case "false" -> false;
+                default -> throw new ConfigException(name(o) + " expects true or false, got '" + raw.get(o) + "'");
+            };
+        }
+    }
+}

@@ -1,0 +1,86 @@
+package io.kvorum.node.config;
+
+import java.util.Locale;
+
+/**
+ * The single table of node options: name, value label, default, and documentation. The
+ * command-line flag ({@code --name}) and the environment variable ({@code KVORUM_NAME}) are both
+ * derived from the name; {@link NodeConfig} holds the typed values. A default of {@code null}
+ * means "derived from other options", described in the doc.
+ *
+ * <p>{@code docs/configuration.md} is this table; {@code NodeOptionTest} keeps the two equal.
+ */
+public enum NodeOption {
+    CLUSTER("cluster", "ID=HOST:HTTP:GRPC[,...]", "n1=127.0.0.1:8080:9080",
+            "The whole static topology, this node included."),
+    NODE_ID("node-id", "ID", null,
+            "Which entry of --cluster this process is. Default: the only entry, if there is one."),
+    DATA_DIR("data-dir", "DIR", null,
+            "Where LevelDB, hints and other node state live. Default: ./data/<node-id>."),
+    BIND("bind", "ADDR", null,
+            "Address to listen on. Default: the HOST of this node's own --cluster entry."),
+    REPLICATION_FACTOR("replication-factor", "RF", null,
+            "Default 'from' for requests that name none. Default: the number of nodes in --cluster."),
+    FSYNC("fsync", null, "false",
+            "Fsync every write before acknowledging it (power-loss durability)."),
+    ANTI_ENTROPY_INTERVAL("anti-entropy-interval", "MS", "60000",
+            "How often replicas compare Merkle trees, in milliseconds; 0 turns it off."),
+    REQUEST_TIMEOUT("request-timeout", "MS", "1000",
+            "How long a coordinator waits for replicas before answering 504, in milliseconds."),
+    MAX_VALUE_BYTES("max-value-bytes", "N", "4194304",
+            "Largest accepted request body, in bytes; larger bodies get 413."),
+    STORAGE_QUEUE("storage-queue", "N", "4096",
+            "Capacity of each storage queue (reads, writes); when one is full the node answers 503."),
+    STORAGE_READERS("storage-readers", "N", "2",
+            "Threads serving storage reads and range scans."),
+    HTTP_THREADS("http-threads", "N", "0",
+            "Netty event-loop threads for HTTP; 0 means one per core."),
+    PURGE_INTERVAL("purge-interval", "MS", "60000",
+            "How often expired values and old tombstones are purged from storage, in milliseconds."),
+    TOMBSTONE_GRACE("tombstone-grace", "MS", "864000000",
+            "How long a tombstone is kept before it may be purged (10 days); repair must run within it.");
+
+    private final String name;
+    private final String valueLabel;
+    private final String defaultValue;
+    private final String doc;
+
+    NodeOption(String name, String valueLabel, String defaultValue, String doc) {
+        this.name = name;
+        this.valueLabel = valueLabel;
+        this.defaultValue = defaultValue;
+        this.doc = doc;
+    }
+
+    /** The option's name, as in {@code --name}. */
+    public String optionName() {
+        return name;
+    }
+
+    public String flag() {
+        return "--" + name;
+    }
+
+    /** {@code KVORUM_} followed by the name in upper snake case. */
+    public String envVar() {
+        return "KVORUM_" + name.toUpperCase(Locale.ROOT).replace('-', '_');
+    }
+
+    /** True for an on/off switch that takes no value on the command line. */
+    public boolean isSwitch() {
+        return valueLabel == null;
+    }
+
+    public String valueLabel() {
+        return valueLabel;
+    }
+
+    /** The literal default, or null when it is derived from other options. */
+    public String defaultValue() {
+        return defaultValue;
+    }
+
+    public String doc() {
+        return doc;
+    }
+}

@@ -1,0 +1,192 @@
+package io.kvorum.node.coordinator;
+
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.Placement;
+import io.kvorum.node.storage.EntryStream;
+import io.kvorum.node.storage.LevelDbStore.Entry;
+import io.kvorum.node.storage.Record;
+import io.kvorum.node.storage.StorageOverloadedException;
+import io.kvorum.node.time.Clock;
+import io.kvorum.node.time.HybridLogicalClock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Coordinates entity requests: picks the key's {@code from} replicas, sends to all of them in
+ * parallel, and completes as soon as {@code ack} answered, or fails as soon as that has become
+ * impossible or the request timeout passed. It never waits for slow replicas after answering.
+ *
+ * <p>Writes are stamped here with this node's hybrid logical clock; every timestamp read back from
+ * a replica moves that clock forward, so a later write through this node orders after it.
+ *
+ * <p>Failures: {@link NotEnoughReplicasException} (HTTP 504), or {@link StorageOverloadedException}
+ * (HTTP 503) when no replica took the request and at least one refused it for overload.
+ */
+public final class Coordinator {
+
+    private final String selfId;
+    private final Placement placement;
+    private final Map<String, Replica> replicas;
+    private final HybridLogicalClock hlc;
+    private final Clock clock;
+    private final long timeoutNanos;
+    private final ScheduledExecutorService timer;
+    private final RangeSource rangeSource;
+
+    /**
+     * @param replicas    one {@link Replica} per cluster member, by node id
+     * @param timer       runs request timeouts
+     * @param rangeSource where ranges are read from
+     */
+    public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
+                       Clock clock, Duration requestTimeout, ScheduledExecutorService timer,
+                       RangeSource rangeSource) {
+        this.selfId = selfId;
+        this.placement = placement;
+        this.replicas = Map.copyOf(replicas);
+        this.hlc = hlc;
+        this.clock = clock;
+        this.timeoutNanos = requestTimeout.toNanos();
+        this.timer = timer;
+        this.rangeSource = rangeSource;
+    }
+
+    /**
+     * The newest version among the first {@code ack} answers: null if none has the key. The result
+     * may be a tombstone or expired; the caller answers those as absent.
+     */
+    public CompletableFuture<Record> get(byte[] key, Quorum quorum) {
+        Operation op = new Operation(quorum);
+        for (ClusterMember target : placement.replicasFor(key, quorum.from())) {
+            Replica replica = replicas.get(target.id());
+            replica.read(key).whenComplete((record, error) -> {
+                if (record != null) {
+                    hlc.observe(record.timestamp());
+                }
+                op.onResponse(record, error);
+            });
+        }
+        return op.result;
+    }
+
+    /** Writes a value; {@code ttlMillis > 0} makes it expire that long after now. */
+    public CompletableFuture<Record> put(byte[] key, byte[] value, long ttlMillis, Quorum quorum) {
+        long expiresAt = ttlMillis > 0 ? clock.currentTimeMillis() + ttlMillis : Record.NEVER_EXPIRES;
+        return write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum);
+    }
+
+    /** Writes a tombstone. */
+    public CompletableFuture<Record> delete(byte[] key, Quorum quorum) {
+        return write(key, Record.tombstone(hlc.now(), selfId), quorum);
+    }
+
+    private CompletableFuture<Record> write(byte[] key, Record record, Quorum quorum) {
+        Operation op = new Operation(quorum);
+        for (ClusterMember target : placement.replicasFor(key, quorum.from())) {
+            replicas.get(target.id()).write(key, record)
+                    .whenComplete((ignored, error) -> op.onResponse(record, error));
+        }
+        return op.result;
+    }
+
+    /**
+     * The live entries (no tombstones, nothing expired) with {@code start <= key < end}, in key
+     * order; {@code end == null} means to the last key.
+     */
+    public EntryStream range(byte[] start, byte[] end) {
+        return new LiveEntryFilter(rangeSource.open(start, end), clock);
+    }
+
+    /** One request in flight: its tracker, the newest record seen, and its deadline. */
+    private final class Operation {
+        final CompletableFuture<Record> result = new CompletableFuture<>();
+        private final Quorum quorum;
+        private final QuorumTracker tracker;
+        private final ScheduledFuture<?> deadline;
+        private Record newest;
+        private boolean refusedForOverload;
+
+        Operation(Quorum quorum) {
+            this.quorum = quorum;
+            this.tracker = new QuorumTracker(quorum);
+            this.deadline = timer.schedule(this::onDeadline, timeoutNanos, TimeUnit.NANOSECONDS);
+        }
+
+        synchronized void onResponse(Record record, Throwable error) {
+            if (result.isDone()) {
+                return; // answered already; late responses change nothing
+            }
+            boolean success = error == null;
+            if (success) {
+                newest = Record.newest(newest, record);
+            } else if (unwrap(error) instanceof StorageOverloadedException) {
+                refusedForOverload = true;
+            }
+            tracker.onResponse(success);
+            if (tracker.hasSucceeded()) {
+                deadline.cancel(false);
+                result.complete(newest);
+            } else if (tracker.hasFailed()) {
+                deadline.cancel(false);
+                result.completeExceptionally(failure("too many replicas failed"));
+            }
+        }
+
+        private synchronized void onDeadline() {
+            if (!result.isDone()) {
+                result.completeExceptionally(failure("timed out"));
+            }
+        }
+
+        private RuntimeException failure(String why) {
+            if (refusedForOverload && tracker.successes() == 0) {
+                return new StorageOverloadedException("replicas are overloaded");
+            }
+            return new NotEnoughReplicasException(why + ": " + tracker.successes() + " of the " + quorum.ack()
+                    + " required replicas (ack=" + quorum.ack() + ", from=" + quorum.from() + ") answered");
+        }
+    }
+
+    static Throwable unwrap(Throwable t) {
+        while (t instanceof CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    /** Drops tombstones and expired records from a raw stream; never returns an empty batch early. */
+    private static final class LiveEntryFilter implements EntryStream {
+        private final EntryStream source;
+        private final Clock clock;
+
+        LiveEntryFilter(EntryStream source, Clock clock) {
+            this.source = source;
+            this.clock = clock;
+        }
+
+        @Override
+        public CompletableFuture<List<Entry>> next() {
+            return source.next().thenCompose(batch -> {
+                if (batch.isEmpty()) {
+                    return CompletableFuture.completedFuture(batch);
+                }
+                long now = clock.currentTimeMillis();
+                List<Entry> live =
+                        batch.stream().filter(e -> !e.record().readsAsAbsentAt(now)).toList();
+                // A batch made only of dead entries must not read as the end of the stream.
+                return live.isEmpty() ? next() : CompletableFuture.completedFuture(live);
+            });
+        }
+
+        @Override
+        public void close() {
+            source.close();
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package io.kvorum.node.coordinator;
+
+/**
+ * Counts replica outcomes for one request against its {@link Quorum}. Plain and synchronous (the
+ * shape of Ambry's {@code OperationTracker}): callers feed it outcomes and ask whether the request
+ * has succeeded, or can no longer succeed. Not thread-safe; the coordinator serializes calls.
+ */
+final class QuorumTracker {
+
+    private final int ack;
+    private final int from;
+    private int successes;
+    private int failures;
+
+    QuorumTracker(Quorum quorum) {
+        this.ack = quorum.ack();
+        this.from = quorum.from();
+    }
+
+    /** Records one replica's outcome. Outcomes past {@code from} are a bug in the caller. */
+    void onResponse(boolean success) {
+        if (successes + failures >= from) {
+            throw new IllegalStateException("more than " + from + " responses");
+        }
+        if (success) {
+            successes++;
+        } else {
+            failures++;
+        }
+    }
+
+    /** At least {@code ack} replicas succeeded. */
+    boolean hasSucceeded() {
+        return successes >= ack;
+    }
+
+    /** So many replicas failed that {@code ack} successes are out of reach. */
+    boolean hasFailed() {
+        return failures > from - ack;
+    }
+
+    /** Succeeded or failed: nothing a later response says can change the answer. */
+    boolean isDone() {
+        return hasSucceeded() || hasFailed();
+    }
+
+    int successes() {
+        return successes;
+    }
+
+    /** Replicas that have not answered yet. */
+    int pending() {
+        return from - successes - failures;
+    }
+}

@@ -1,0 +1,21 @@
+package io.kvorum.node.coordinator;
+
+import io.kvorum.node.storage.Record;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The replica side of the protocol as the coordinator sees it: one node's storage, local (served
+ * in-process) or remote (over the peer's gRPC stream). Futures may complete on any thread, and
+ * fail with {@link io.kvorum.node.storage.StorageOverloadedException} when the replica refused the
+ * work, or any other exception when it could not be reached or failed.
+ */
+public interface Replica {
+
+    String nodeId();
+
+    /** The replica's stored version of the key, tombstones and expired records included; null if none. */
+    CompletableFuture<Record> read(byte[] key);
+
+    /** Stores the record unless the replica holds a newer version; completes once durable. */
+    CompletableFuture<Void> write(byte[] key, Record record);
+}

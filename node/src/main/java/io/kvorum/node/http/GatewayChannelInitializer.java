@@ -1,0 +1,86 @@
+package io.kvorum.node.http;
+
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.FullHttpMessage;
+import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The HTTP pipeline, stage by stage:
+ * <ol>
+ *   <li>{@code idle}: closes connections that have been silent for {@value #IDLE_SECONDS} s
+ *       (slow or abandoned clients hold no resources forever);</li>
+ *   <li>{@code codec}: Netty's HTTP/1.1 parser and encoder, with limits on the request line and
+ *       headers;</li>
+ *   <li>{@code keep-alive}: HTTP/1.1 persistent connections;</li>
+ *   <li>{@code aggregator}: assembles the body up to {@code --max-value-bytes}, answering 413
+ *       from the Content-Length before buffering anything larger;</li>
+ *   <li>{@code dispatcher}: hands the request to the core ({@link RequestDispatcher}).</li>
+ * </ol>
+ */
+final class GatewayChannelInitializer extends ChannelInitializer<SocketChannel> {
+
+    static final int IDLE_SECONDS = 300;
+    static final int MAX_INITIAL_LINE = 16 * 1024;
+    static final int MAX_HEADER_BYTES = 16 * 1024;
+    static final int MAX_CHUNK_BYTES = 64 * 1024;
+
+    private final GatewayContext gateway;
+    private final int maxValueBytes;
+    private final ChannelGroup openChannels;
+
+    /** @param openChannels every accepted connection is added here, so shutdown can close them */
+    GatewayChannelInitializer(GatewayContext gateway, int maxValueBytes, ChannelGroup openChannels) {
+        this.gateway = gateway;
+        this.maxValueBytes = maxValueBytes;
+        this.openChannels = openChannels;
+    }
+
+    @Override
+    protected void initChannel(SocketChannel ch) {
+        openChannels.add(ch);
+        ChannelPipeline p = ch.pipeline();
+        p.addLast("idle", new IdleStateHandler(0, 0, IDLE_SECONDS, TimeUnit.SECONDS) {
+            @Override
+            protected void channelIdle(ChannelHandlerContext ctx, IdleStateEvent evt) {
+                ctx.close();
+            }
+        });
+        p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, MAX_CHUNK_BYTES));
+        p.addLast("keep-alive", new HttpServerKeepAliveHandler());
+        p.addLast("aggregator", new BodyLimit(maxValueBytes));
+        p.addLast("dispatcher", new RequestDispatcher(gateway));
+    }
+
+    /** The aggregator, with the SPEC's plain-text 413 instead of Netty's empty one. */
+    private static final class BodyLimit extends HttpObjectAggregator {
+        BodyLimit(int maxContentLength) {
+            super(maxContentLength, true);
+        }
+
+        @Override
+        protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+            FullHttpResponse tooLarge = Responses.tooLarge(maxContentLength());
+            // Once body bytes were consumed, or the client will not keep the connection, the rest
+            // of the body cannot be told apart from the next request: answer and close. Otherwise
+            // the aggregator discards the rest of the body and the connection lives on.
+            boolean close = oversized instanceof FullHttpMessage
+                    || (!HttpUtil.is100ContinueExpected(oversized) && !HttpUtil.isKeepAlive(oversized));
+            HttpUtil.setKeepAlive(tooLarge, !close);
+            ctx.writeAndFlush(tooLarge).addListener(close ? ChannelFutureListener.CLOSE
+                    : ChannelFutureListener.CLOSE_ON_FAILURE);
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package io.kvorum.node.http;
+
+import io.kvorum.node.coordinator.Coordinator;
+import io.kvorum.node.time.Clock;
+import io.kvorum.node.util.NamedThreadFactory;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The HTTP front end: a Netty server (epoll where available) that adapts HTTP to the
+ * {@link Coordinator}. Lifecycle: {@link #start} binds or throws; {@link #stop} stops accepting,
+ * lets requests in progress finish within a grace period, then closes every connection.
+ */
+public final class HttpGateway {
+
+    private final GatewayContext context;
+    private final int maxValueBytes;
+    private final int threads;
+    private final ChannelGroup channels = new DefaultChannelGroup("http", GlobalEventExecutor.INSTANCE);
+    private EventLoopGroup bossGroup;
+    private EventLoopGroup workerGroup;
+    private Channel serverChannel;
+
+    /**
+     * @param threads event-loop threads; 0 means one per core
+     * @param status  the body of {@code GET /v0/status}
+     * @param repair  runs {@code POST /v0/repair}; completes with its JSON summary
+     */
+    public HttpGateway(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
+                       int maxValueBytes, int threads, Supplier<String> status,
+                       Supplier<CompletableFuture<String>> repair) {
+        this.context = new GatewayContext(coordinator, clusterSize, replicationFactor, clock, status, repair);
+        this.maxValueBytes = maxValueBytes;
+        this.threads = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+    }
+
+    /** Binds and starts serving; returns the bound address (useful with port 0). */
+    public InetSocketAddress start(String bindAddress, int port) throws InterruptedException {
+        boolean epoll = Epoll.isAvailable();
+        bossGroup = epoll ? new EpollEventLoopGroup(1, new NamedThreadFactory("http-accept"))
+                : new NioEventLoopGroup(1, new NamedThreadFactory("http-accept"));
+        workerGroup = epoll ? new EpollEventLoopGroup(threads, new NamedThreadFactory("http-io"))
+                : new NioEventLoopGroup(threads, new NamedThreadFactory("http-io"));
+        Class<? extends ServerChannel> channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(bossGroup, workerGroup)
+                .channel(channelType)
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
+                .childHandler(new GatewayChannelInitializer(context, maxValueBytes, channels));
+        try {
+            serverChannel = bootstrap.bind(bindAddress, port).sync().channel();
+        } catch (Exception e) {
+            stop(Duration.ZERO);
+            throw e;
+        }
+        return (InetSocketAddress) serverChannel.localAddress();
+    }
+
+    /** Requests in progress right now, over all connections. */
+    public int inFlight() {
+        return context.inFlight();
+    }
+
+    /**
+     * Stops accepting connections, waits up to {@code grace} for requests in progress to be
+     * answered, then closes every connection and the event loops.
+     */
+    public void stop(Duration grace) throws InterruptedException {
+        if (serverChannel != null) {
+            serverChannel.close().await(grace.toMillis() + 1000);
+        }
+        long deadline = System.nanoTime() + grace.toNanos();
+        while (context.inFlight() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10); // shutdown path only: poll the in-flight count until it drains
+        }
+        channels.close().await(1, TimeUnit.SECONDS);
+        if (workerGroup != null) {
+            workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(2, TimeUnit.SECONDS);
+        }
+        if (bossGroup != null) {
+            bossGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(2, TimeUnit.SECONDS);
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package io.kvorum.node.http;
+
+import io.kvorum.node.storage.EntryStream;
+import io.kvorum.node.storage.LevelDbStore.Entry;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import java.util.List;
+
+/**
+ * Streams a range answer (SPEC §4): one chunk per entry, {@code <key>\n<value>}, with
+ * backpressure. The next batch is pulled from the {@link EntryStream} only while the channel is
+ * writable, so a slow reader holds at most one batch plus Netty's high-water mark in memory.
+ *
+ * <p>Failure before the first chunk is an ordinary error answer; after it, the connection is
+ * closed without the terminating zero-length chunk, so the client sees a truncated stream, never a
+ * silently short one. When the client goes away, {@link #abort()} closes the stream, which
+ * releases its iterator. Confined to the channel's event loop.
+ */
+final class RangeResponder {
+
+    private final ChannelHandlerContext ctx;
+    private final EntryStream stream;
+    private final RequestDispatcher dispatcher;
+    private boolean headersSent;
+    private boolean waitingForWritability;
+    private boolean over;
+
+    RangeResponder(ChannelHandlerContext ctx, EntryStream stream, RequestDispatcher dispatcher) {
+        this.ctx = ctx;
+        this.stream = stream;
+        this.dispatcher = dispatcher;
+    }
+
+    void start() {
+        pull();
+    }
+
+    private void pull() {
+        stream.next().whenCompleteAsync(this::onBatch, ctx.executor());
+    }
+
+    private void onBatch(List<Entry> batch, Throwable error) {
+        if (over) {
+            return; // the client went away while this batch was read
+        }
+        if (error != null) {
+            over = true;
+            stream.close();
+            if (headersSent) {
+                ctx.close(); // truncate: no terminating chunk
+            } else {
+                dispatcher.respond(ctx, Responses.forFailure(error));
+            }
+            return;
+        }
+        if (!headersSent) {
+            HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+            head.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_OCTET_STREAM);
+            HttpUtil.setTransferEncodingChunked(head, true);
+            dispatcher.respondStreaming(ctx, head);
+            headersSent = true;
+        }
+        if (batch.isEmpty()) {
+            over = true;
+            stream.close();
+            ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(f -> dispatcher.finished(ctx));
+            return;
+        }
+        for (Entry e : batch) {
+            if (containsNewline(e.key())) {
+                continue; // cannot be framed; served by the entity API only (SPEC §4)
+            }
+            byte[] value = e.record().value();
+            ByteBuf chunk = ctx.alloc().buffer(e.key().length + 1 + value.length);
+            chunk.writeBytes(e.key()).writeByte('\n').writeBytes(value);
+            ctx.write(new DefaultHttpContent(chunk));
+        }
+        ctx.flush();
+        if (ctx.channel().isWritable()) {
+            pull();
+        } else {
+            waitingForWritability = true;
+        }
+    }
+
+    void onWritabilityChanged() {
+        if (waitingForWritability && !over && ctx.channel().isWritable()) {
+            waitingForWritability = false;
+            pull();
+        }
+    }
+
+    /** The connection closed: release everything, read nothing more. */
+    void abort() {
+        over = true;
+        stream.close();
+    }
+
+    private static boolean containsNewline(byte[] key) {
+        for (byte b : key) {
+            if (b == '\n') {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,84 @@
+package io.kvorum.node.http;
+
+import io.kvorum.node.coordinator.NotEnoughReplicasException;
+import io.kvorum.node.storage.StorageOverloadedException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Builds responses, and maps the core's failures to HTTP statuses, in one place. */
+final class Responses {
+
+    private static final Logger log = LoggerFactory.getLogger(Responses.class);
+    static final String RETRY_AFTER_SECONDS = "1";
+
+    private Responses() {
+    }
+
+    static FullHttpResponse empty(HttpResponseStatus status) {
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.EMPTY_BUFFER);
+        r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, 0);
+        return r;
+    }
+
+    static FullHttpResponse bytes(HttpResponseStatus status, ByteBuf body, CharSequence contentType) {
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+        r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+        return r;
+    }
+
+    /** A short plain-text answer; errors carry one line saying what was wrong. */
+    static FullHttpResponse text(HttpResponseStatus status, String message) {
+        ByteBuf body = Unpooled.copiedBuffer(message + "\n", StandardCharsets.UTF_8);
+        return bytes(status, body, HttpHeaderValues.TEXT_PLAIN + "; charset=utf-8");
+    }
+
+    static FullHttpResponse json(HttpResponseStatus status, String json) {
+        return bytes(status, Unpooled.copiedBuffer(json + "\n", StandardCharsets.UTF_8), HttpHeaderValues.APPLICATION_JSON);
+    }
+
+    static FullHttpResponse methodNotAllowed(String allow) {
+        FullHttpResponse r = text(HttpResponseStatus.METHOD_NOT_ALLOWED, "method not allowed; use " + allow);
+        r.headers().set(HttpHeaderNames.ALLOW, allow);
+        return r;
+    }
+
+    static FullHttpResponse overloaded(String why) {
+        FullHttpResponse r = text(HttpResponseStatus.SERVICE_UNAVAILABLE, "Overloaded: " + why + "; retry later");
+        r.headers().set(HttpHeaderNames.RETRY_AFTER, RETRY_AFTER_SECONDS);
+        return r;
+    }
+
+    static FullHttpResponse tooLarge(long limit) {
+        return text(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "request body is over the limit of " + limit + " bytes");
+    }
+
+    /** The answer for a request that failed with {@code error}. */
+    static FullHttpResponse forFailure(Throwable error) {
+        Throwable t = error;
+        while (t instanceof CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        if (t instanceof BadRequestException) {
+            return text(HttpResponseStatus.BAD_REQUEST, t.getMessage());
+        }
+        if (t instanceof NotEnoughReplicasException) {
+            return text(HttpResponseStatus.GATEWAY_TIMEOUT, "Not Enough Replicas: " + t.getMessage());
+        }
+        if (t instanceof StorageOverloadedException) {
+            return overloaded(t.getMessage());
+        }
+        log.error("request failed unexpectedly", t);
+        return text(HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal error: " + t);
+    }
+}

@@ -1,0 +1,190 @@
+package io.kvorum.node.storage;
+
+import static org.fusesource.leveldbjni.JniDBFactory.factory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import org.iq80.leveldb.CompressionType;
+import org.iq80.leveldb.DB;
+import org.iq80.leveldb.DBIterator;
+import org.iq80.leveldb.Options;
+import org.iq80.leveldb.WriteBatch;
+import org.iq80.leveldb.WriteOptions;
+
+/**
+ * The node's records in one LevelDB database: key bytes to {@link RecordCodec}-encoded records.
+ *
+ * <p>Blocking, and not synchronized for writers: {@link StorageService} calls {@link #apply} from
+ * its single writer thread only, which is what makes each compare-then-write atomic. Reads and
+ * iterators may run on any thread.
+ *
+ * <p>Durability: every batch goes to LevelDB's write-ahead log before {@link #apply} returns, so
+ * it survives the death of the process; with {@code fsync} the log is also fsynced, so it
+ * survives power loss.
+ */
+public final class LevelDbStore implements AutoCloseable {
+
+    private final DB db;
+    private final WriteOptions writeOptions;
+
+    private LevelDbStore(DB db, boolean fsync) {
+        this.db = db;
+        this.writeOptions = new WriteOptions().sync(fsync);
+    }
+
+    /** Opens (creating if needed) the database in {@code dir}. */
+    public static LevelDbStore open(Path dir, boolean fsync, long cacheBytes) throws IOException {
+        Files.createDirectories(dir);
+        Options options = new Options()
+                .createIfMissing(true)
+                .paranoidChecks(true)
+                .compressionType(CompressionType.SNAPPY)
+                .cacheSize(cacheBytes)
+                .writeBufferSize(16 << 20);
+        return new LevelDbStore(factory.open(dir.toFile(), options), fsync);
+    }
+
+    /** The stored record of a key, tombstones and expired records included; null if none. */
+    public Record get(byte[] key) {
+        byte[] bytes = db.get(key);
+        return bytes == null ? null : RecordCodec.decode(bytes);
+    }
+
+    /**
+     * Applies mutations as one atomic, durable batch and returns, for each, whether it changed the
+     * store. A {@link Mutation.Put} is kept only if its record is newer than the stored one (and
+     * than an earlier put of the same key in this batch); a {@link Mutation.Purge} acts only if the
+     * stored record is still exactly the one it expects.
+     */
+    boolean[] apply(List<? extends Mutation> mutations) {
+        boolean[] applied = new boolean[mutations.size()];
+        // Later mutations of the same key in this batch must see the earlier ones.
+        Map<ByteKey, Record> pending = new java.util.HashMap<>();
+        try (WriteBatch batch = db.createWriteBatch()) {
+            for (int i = 0; i < mutations.size(); i++) {
+                Mutation m = mutations.get(i);
+                ByteKey key = new ByteKey(m.key());
+                Record current = pending.containsKey(key) ? pending.get(key) : get(m.key());
+                if (m instanceof Mutation.Put put) {
+                    if (put.record().isNewerThan(current)) {
+                        batch.put(m.key(), RecordCodec.encode(put.record()));
+                        pending.put(key, put.record());
+                        applied[i] = true;
+                    }
+                } else if (m instanceof Mutation.Purge purge) {
+                    if (current != null && current.equals(purge.expected())) {
+                        if (purge.replacement() == null) {
+                            batch.delete(m.key());
+                        } else {
+                            batch.put(m.key(), RecordCodec.encode(purge.replacement()));
+                        }
+                        pending.put(key, purge.replacement());
+                        applied[i] = true;
+                    }
+                }
+            }
+            db.write(batch, writeOptions);
+        } catch (IOException e) {
+            throw new StorageException("closing a write batch failed", e);
+        }
+        return applied;
+    }
+
+    /**
+     * A cursor over stored records with {@code start <= key < end} in ascending unsigned byte
+     * order ({@code end == null}: to the last key). It reads a consistent snapshot. It must be
+     * closed, and used by one thread at a time.
+     */
+    public Cursor cursor(byte[] start, byte[] end) {
+        DBIterator iterator = db.iterator();
+        iterator.seek(start);
+        return new Cursor(iterator, end);
+    }
+
+    @Override
+    public void close() throws IOException {
+        db.close();
+    }
+
+    /** A change {@link #apply} can make. */
+    public sealed interface Mutation permits Mutation.Put, Mutation.Purge {
+        byte[] key();
+
+        /** Store {@code record} if it is newer than what is stored. */
+        record Put(byte[] key, Record record) implements Mutation {
+        }
+
+        /** Replace {@code expected} by {@code replacement} (null: delete the key) if it is still stored. */
+        record Purge(byte[] key, Record expected, Record replacement) implements Mutation {
+        }
+    }
+
+    /** One stored entry, as read by a {@link Cursor}. */
+    public record Entry(byte[] key, Record record) {
+    }
+
+    /** See {@link #cursor}. */
+    public static final class Cursor implements AutoCloseable {
+        private final DBIterator iterator;
+        private final byte[] end;
+        private boolean closed;
+
+        private Cursor(DBIterator iterator, byte[] end) {
+            this.iterator = iterator;
+            this.end = end;
+        }
+
+        /** Up to {@code maxEntries} next entries, stopping early past {@code maxBytes}; empty at the end. */
+        public List<Entry> next(int maxEntries, int maxBytes) {
+            List<Entry> out = new ArrayList<>(Math.min(maxEntries, 64));
+            int bytes = 0;
+            while (!closed && out.size() < maxEntries && bytes < maxBytes && iterator.hasNext()) {
+                Map.Entry<byte[], byte[]> e;
+                try {
+                    e = iterator.peekNext();
+                } catch (NoSuchElementException ignored) {
+                    break;
+                }
+                byte[] key = e.getKey();
+                if (end != null && Arrays.compareUnsigned(key, end) >= 0) {
+                    break;
+                }
+                iterator.next();
+                out.add(new Entry(key, RecordCodec.decode(e.getValue())));
+                bytes += key.length + e.getValue().length;
+            }
+            return out;
+        }
+
+        @Override
+        public void close() {
+            if (!closed) {
+                closed = true;
+                try {
+                    iterator.close();
+                } catch (IOException e) {
+                    throw new StorageException("closing an iterator failed", e);
+                }
+            }
+        }
+    }
+
+    /** Wraps a byte[] so that it can key a map. */
+    private record ByteKey(byte[] bytes) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof ByteKey k && Arrays.equals(bytes, k.bytes);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(bytes);
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package io.kvorum.node.storage;
+
+import io.kvorum.node.storage.LevelDbStore.Cursor;
+import io.kvorum.node.storage.LevelDbStore.Entry;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Every stored entry of a key range (tombstones and expired records included) from this node's
+ * LevelDB, read on the storage read executor one batch at a time. The cursor is opened lazily by
+ * the first batch and closed at the end, on error, or by {@link #close()}.
+ */
+public final class LocalEntryStream implements EntryStream {
+
+    /** Iterators open right now, node-wide; tests use it to prove that ranges release theirs. */
+    private static final AtomicInteger OPEN_CURSORS = new AtomicInteger();
+
+    private final LevelDbStore store;
+    private final Executor executor;
+    private final byte[] start;
+    private final byte[] end;
+    private final int batchEntries;
+    private final int batchBytes;
+    private Cursor cursor; // guarded by this
+    private boolean closed; // guarded by this
+
+    public LocalEntryStream(StorageService storage, byte[] start, byte[] end, int batchEntries, int batchBytes) {
+        this.store = storage.store();
+        this.executor = storage.readExecutor();
+        this.start = start;
+        this.end = end;
+        this.batchEntries = batchEntries;
+        this.batchBytes = batchBytes;
+    }
+
+    public static int openCursors() {
+        return OPEN_CURSORS.get();
+    }
+
+    @Override
+    public CompletableFuture<List<Entry>> next() {
+        CompletableFuture<List<Entry>> result = new CompletableFuture<>();
+        try {
+            executor.execute(() -> {
+                try {
+                    result.complete(readBatch());
+                } catch (RuntimeException e) {
+                    close();
+                    result.completeExceptionally(e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            close();
+            result.completeExceptionally(new StorageOverloadedException("storage read queue is full"));
+        }
+        return result;
+    }
+
+    private synchronized List<Entry> readBatch() {
+        if (closed) {
+            return List.of();
+        }
+        if (cursor == null) {
+            cursor = store.cursor(start, end);
+            OPEN_CURSORS.incrementAndGet();
+        }
+        List<Entry> batch = cursor.next(batchEntries, batchBytes);
+        if (batch.isEmpty()) {
+            close();
+        }
+        return batch;
+    }
+
+    /** Closes the cursor; if a batch is being read, right after it (the lock waits for it). */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (cursor != null) {
+            cursor.close();
+            cursor = null;
+            OPEN_CURSORS.decrementAndGet();
+        }
+    }
+}

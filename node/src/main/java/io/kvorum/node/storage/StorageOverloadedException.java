@@ -1,0 +1,11 @@
+package io.kvorum.node.storage;
+
+/**
+ * The storage queues are full: the operation was refused before it had any effect. The HTTP
+ * gateway answers {@code 503} with {@code Retry-After}.
+ */
+public final class StorageOverloadedException extends RuntimeException {
+    public StorageOverloadedException(String message) {
+        super(message, null, false, false);
+    }
+}

@@ -1,0 +1,149 @@
+package io.kvorum.node.storage;
+
+import io.kvorum.node.storage.LevelDbStore.Mutation;
+import io.kvorum.node.util.NamedThreadFactory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Asynchronous, bounded access to the {@link LevelDbStore}: nothing here blocks the caller.
+ *
+ * <p>Threading: one writer thread ({@code storage-writer}) owns every mutation. It drains its
+ * queue in batches and commits each batch as one LevelDB write, which is a group commit: with
+ * {@code --fsync}, one fsync covers every write in the batch. Reads and range cursors run on a
+ * small pool ({@code storage-reader-N}).
+ *
+ * <p>Both queues are bounded. When one is full the operation fails at once with
+ * {@link StorageOverloadedException} and has had no effect; callers answer 503.
+ *
+ * <p>Futures complete on the storage threads; continuations must be short and non-blocking.
+ */
+public final class StorageService implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(StorageService.class);
+    private static final int MAX_BATCH = 512;
+
+    private final LevelDbStore store;
+    private final BlockingQueue<PendingMutation> writeQueue;
+    private final ThreadPoolExecutor readers;
+    private final Thread writer;
+    private volatile boolean closing;
+
+    public StorageService(LevelDbStore store, int readerThreads, int queueCapacity) {
+        this.store = store;
+        this.writeQueue = new ArrayBlockingQueue<>(queueCapacity);
+        this.readers = new ThreadPoolExecutor(readerThreads, readerThreads, 0, TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(queueCapacity), new NamedThreadFactory("storage-reader"),
+                new ThreadPoolExecutor.AbortPolicy());
+        this.writer = new NamedThreadFactory("storage-writer").newThread(this::writeLoop);
+        this.writer.start();
+    }
+
+    /** The stored record of a key (tombstones and expired records included), or null. */
+    public CompletableFuture<Record> read(byte[] key) {
+        CompletableFuture<Record> result = new CompletableFuture<>();
+        try {
+            readers.execute(() -> {
+                try {
+                    result.complete(store.get(key));
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            result.completeExceptionally(new StorageOverloadedException("storage read queue is full"));
+        }
+        return result;
+    }
+
+    /** Stores {@code record} unless a newer version is stored; completes with whether it was stored. */
+    public CompletableFuture<Boolean> write(byte[] key, Record record) {
+        return submit(new Mutation.Put(key, record));
+    }
+
+    /** See {@link Mutation.Purge}. */
+    CompletableFuture<Boolean> purge(byte[] key, Record expected, Record replacement) {
+        return submit(new Mutation.Purge(key, expected, replacement));
+    }
+
+    private CompletableFuture<Boolean> submit(Mutation mutation) {
+        PendingMutation pending = new PendingMutation(mutation, new CompletableFuture<>());
+        if (closing || !writeQueue.offer(pending)) {
+            pending.done.completeExceptionally(new StorageOverloadedException(
+                    closing ? "storage is shutting down" : "storage write queue is full"));
+        }
+        return pending.done;
+    }
+
+    /** The executor range cursors run on; bounded, so {@code execute} may throw {@link RejectedExecutionException}. */
+    public Executor readExecutor() {
+        return readers;
+    }
+
+    public LevelDbStore store() {
+        return store;
+    }
+
+    private void writeLoop() {
+        List<PendingMutation> batch = new ArrayList<>(MAX_BATCH);
+        while (true) {
+            try {
+                PendingMutation first = writeQueue.poll(100, TimeUnit.MILLISECONDS);
+                if (first == null) {
+                    if (closing) {
+                        return;
+                    }
+                    continue;
+                }
+                batch.add(first);
+                writeQueue.drainTo(batch, MAX_BATCH - 1);
+                commit(batch);
+                batch.clear();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private void commit(List<PendingMutation> batch) {
+        boolean[] applied;
+        try {
+            applied = store.apply(batch.stream().map(PendingMutation::mutation).toList());
+        } catch (RuntimeException e) {
+            log.error("storage write of {} mutations failed", batch.size(), e);
+            batch.forEach(p -> p.done.completeExceptionally(e));
+            return;
+        }
+        for (int i = 0; i < batch.size(); i++) {
+            batch.get(i).done.complete(applied[i]);
+        }
+    }
+
+    /**
+     * Stops taking work, finishes what is queued, and closes the database. Queued reads and writes
+     * complete before the store closes.
+     */
+    @Override
+    public void close() throws Exception {
+        closing = true;
+        writer.join(TimeUnit.SECONDS.toMillis(10));
+        readers.shutdown();
+        if (!readers.awaitTermination(10, TimeUnit.SECONDS)) {
+            log.warn("storage readers still busy after 10 s; closing anyway");
+        }
+        store.close();
+    }
+
+    private record PendingMutation(Mutation mutation, CompletableFuture<Boolean> done) {
+    }
+}
