@@ -1,12 +1,10 @@
 package io.kvorum.node;
 
-import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.coordinator.LocalReplica;
 import io.kvorum.node.coordinator.Replica;
-import io.kvorum.node.coordinator.UnreachableReplica;
 import io.kvorum.node.http.HttpGateway;
 import io.kvorum.node.storage.ExpiryPurger;
 import io.kvorum.node.storage.LevelDbStore;
@@ -14,6 +12,7 @@ import io.kvorum.node.storage.LocalEntryStream;
 import io.kvorum.node.storage.StorageService;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
+import io.kvorum.node.transport.grpc.GrpcTransport;
 import io.kvorum.node.util.NamedThreadFactory;
 import java.io.IOException;
 import java.net.BindException;
@@ -48,16 +47,19 @@ public final class KvorumNode implements AutoCloseable {
     private final StorageService storage;
     private final ScheduledThreadPoolExecutor requestTimer;
     private final ScheduledThreadPoolExecutor maintenance;
+    private final GrpcTransport transport; // null in a single-node cluster
     private final HttpGateway gateway;
     private final InetSocketAddress httpAddress;
     private boolean closed;
 
     private KvorumNode(NodeConfig config, StorageService storage, ScheduledThreadPoolExecutor requestTimer,
-                       ScheduledThreadPoolExecutor maintenance, HttpGateway gateway, InetSocketAddress httpAddress) {
+                       ScheduledThreadPoolExecutor maintenance, GrpcTransport transport, HttpGateway gateway,
+                       InetSocketAddress httpAddress) {
         this.config = config;
         this.storage = storage;
         this.requestTimer = requestTimer;
         this.maintenance = maintenance;
+        this.transport = transport;
         this.gateway = gateway;
         this.httpAddress = httpAddress;
     }
@@ -77,12 +79,22 @@ public final class KvorumNode implements AutoCloseable {
         ScheduledThreadPoolExecutor requestTimer = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("request-timer"));
         requestTimer.setRemoveOnCancelPolicy(true);
         ScheduledThreadPoolExecutor maintenance = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("maintenance"));
+        GrpcTransport transport = null;
         try {
             HybridLogicalClock hlc = new HybridLogicalClock(clock);
             String selfId = config.self().id();
+            LocalReplica local = new LocalReplica(selfId, storage, hlc);
             Map<String, Replica> replicas = new HashMap<>();
-            for (ClusterMember m : config.topology().members()) {
-                replicas.put(m.id(), m.id().equals(selfId) ? new LocalReplica(selfId, storage) : new UnreachableReplica(m.id()));
+            replicas.put(selfId, local);
+            if (config.topology().size() > 1) {
+                try {
+                    transport = GrpcTransport.start(config, config.self().grpcPort(), local, requestTimer, clock);
+                } catch (IOException e) {
+                    throw new StartupException("cannot listen for gRPC on " + config.bindAddress() + ":"
+                            + config.self().grpcPort() + ": " + (isBindFailure(e)
+                            ? "address already in use or not available" : e.getMessage()));
+                }
+                replicas.putAll(transport.peers());
             }
             Coordinator coordinator = new Coordinator(selfId, new Placement(config.topology()), replicas, hlc, clock,
                     config.requestTimeout(), requestTimer,
@@ -110,13 +122,16 @@ public final class KvorumNode implements AutoCloseable {
                 address = gateway.start(config.bindAddress(), httpPort);
             } catch (Exception e) {
                 throw new StartupException("cannot listen for HTTP on " + config.bindAddress() + ":" + httpPort + ": "
-                        + (e instanceof BindException ? "address already in use or not available" : e.getMessage()));
+                        + (isBindFailure(e) ? "address already in use or not available" : e.getMessage()));
             }
             log.info("node {} serving HTTP on {} with data in {} (cluster of {}, replication factor {}{})",
                     selfId, address, config.dataDir().toAbsolutePath().normalize(), config.topology().size(),
                     config.replicationFactor(), config.fsync() ? ", fsync" : "");
-            return new KvorumNode(config, storage, requestTimer, maintenance, gateway, address);
+            return new KvorumNode(config, storage, requestTimer, maintenance, transport, gateway, address);
         } catch (StartupException | RuntimeException e) {
+            if (transport != null) {
+                transport.kill();
+            }
             requestTimer.shutdownNow();
             maintenance.shutdownNow();
             try {
@@ -126,6 +141,15 @@ public final class KvorumNode implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    private static boolean isBindFailure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof BindException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static StorageService openStorage(NodeConfig config) throws StartupException {
@@ -172,6 +196,13 @@ public final class KvorumNode implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        if (transport != null) {
+            try {
+                transport.close();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         maintenance.shutdownNow();
         requestTimer.shutdownNow();
         try {
@@ -180,6 +211,32 @@ public final class KvorumNode implements AutoCloseable {
             log.error("closing storage failed", e);
         }
         log.info("node {} stopped", config.self().id());
+    }
+
+    /**
+     * Stops at once, like a crash as far as peers and clients can tell: no grace for requests in
+     * progress, connections dropped. Acknowledged writes are in LevelDB's log already. For tests.
+     */
+    public synchronized void kill() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (transport != null) {
+            transport.kill();
+        }
+        try {
+            gateway.stop(Duration.ZERO);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        maintenance.shutdownNow();
+        requestTimer.shutdownNow();
+        try {
+            storage.close();
+        } catch (Exception e) {
+            log.error("closing storage failed", e);
+        }
     }
 
     /** The node could not start; the message is one line for the operator. */

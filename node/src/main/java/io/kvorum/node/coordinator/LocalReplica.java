@@ -2,6 +2,7 @@ package io.kvorum.node.coordinator;
 
 import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.StorageService;
+import io.kvorum.node.time.HybridLogicalClock;
 import java.util.concurrent.CompletableFuture;
 
 /** This node's own storage as a {@link Replica}: served in-process, never through the network. */
@@ -9,10 +10,13 @@ public final class LocalReplica implements Replica {
 
     private final String nodeId;
     private final StorageService storage;
+    private final HybridLogicalClock hlc;
 
-    public LocalReplica(String nodeId, StorageService storage) {
+    /** @param hlc moves past the timestamp of every record written here, whoever coordinated it */
+    public LocalReplica(String nodeId, StorageService storage, HybridLogicalClock hlc) {
         this.nodeId = nodeId;
         this.storage = storage;
+        this.hlc = hlc;
     }
 
     @Override
@@ -26,7 +30,8 @@ public final class LocalReplica implements Replica {
     }
 
     @Override
-    public CompletableFuture<Void> write(byte[] key, Record record) {
-        return storage.write(key, record).thenApply(applied -> null);
+    public CompletableFuture<Boolean> write(byte[] key, Record record) {
+        hlc.observe(record.timestamp());
+        return storage.write(key, record);
     }
 }

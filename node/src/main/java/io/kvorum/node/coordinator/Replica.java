@@ -16,6 +16,9 @@ public interface Replica {
     /** The replica's stored version of the key, tombstones and expired records included; null if none. */
     CompletableFuture<Record> read(byte[] key);
 
-    /** Stores the record unless the replica holds a newer version; completes once durable. */
-    CompletableFuture<Void> write(byte[] key, Record record);
+    /**
+     * Stores the record unless the replica holds a newer version; completes once durable, with
+     * whether it changed the replica (false: it already held this or a newer version).
+     */
+    CompletableFuture<Boolean> write(byte[] key, Record record);
 }

@@ -1,0 +1,265 @@
+package io.kvorum.node.transport.grpc;
+
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.coordinator.ReplicaUnavailableException;
+import io.kvorum.node.storage.Record;
+import io.kvorum.node.storage.StorageOverloadedException;
+import io.kvorum.node.time.Clock;
+import io.kvorum.proto.ReadRequest;
+import io.kvorum.proto.ReplicaError;
+import io.kvorum.proto.ReplicaRequest;
+import io.kvorum.proto.ReplicaResponse;
+import io.kvorum.proto.ReplicationGrpc;
+import io.kvorum.proto.RequestHeader;
+import io.kvorum.proto.WriteRequest;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A remote replica reached over one long-lived {@code Replication.Exchange} stream that
+ * multiplexes every request to that peer by call id.
+ *
+ * <p>Deadlines: a stream deadline would cover the whole stream, so each message gets its own
+ * timer (keyed by call id) that fails the call with {@link ReplicaUnavailableException} after the
+ * request timeout. Peer down: when the channel is in {@code TRANSIENT_FAILURE} a call fails at
+ * once instead of waiting, and the connect backoff is reset (at most once a second) so that a peer
+ * coming back is noticed quickly. A broken stream fails its calls and is reopened by the next one.
+ * Calls in flight are bounded by a semaphore; beyond it a call fails with
+ * {@link StorageOverloadedException}, so memory stays bounded when a peer is slow.
+ *
+ * <p>Thread-safe. Futures complete on gRPC or timer threads.
+ */
+public final class GrpcPeerReplica implements Replica, AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(GrpcPeerReplica.class);
+    private static final long BACKOFF_RESET_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final String peerId;
+    private final String selfId;
+    private final String clusterId;
+    private final ManagedChannel channel;
+    private final ReplicationGrpc.ReplicationStub stub;
+    private final ScheduledExecutorService timer;
+    private final Clock clock;
+    private final long timeoutNanos;
+    private final Semaphore inFlight;
+    private final AtomicLong callIds = new AtomicLong();
+    private final AtomicLong lastBackoffReset = new AtomicLong(System.nanoTime() - BACKOFF_RESET_INTERVAL_NANOS);
+    private final Object streamLock = new Object();
+    private Session session; // guarded by streamLock
+
+    /**
+     * @param maxInFlight calls to this peer that may await an answer at once
+     */
+    public GrpcPeerReplica(String peerId, String selfId, String clusterId, ManagedChannel channel,
+                           ScheduledExecutorService timer, Clock clock, Duration requestTimeout, int maxInFlight) {
+        this.peerId = peerId;
+        this.selfId = selfId;
+        this.clusterId = clusterId;
+        this.channel = channel;
+        this.stub = ReplicationGrpc.newStub(channel);
+        this.timer = timer;
+        this.clock = clock;
+        this.timeoutNanos = requestTimeout.toNanos();
+        this.inFlight = new Semaphore(maxInFlight);
+    }
+
+    @Override
+    public String nodeId() {
+        return peerId;
+    }
+
+    @Override
+    public CompletableFuture<Record> read(byte[] key) {
+        ReplicaRequest.Builder request = ReplicaRequest.newBuilder()
+                .setRead(ReadRequest.newBuilder().setKey(ReplicaProtoUtils.bytes(key)));
+        return call(request, response -> {
+            if (!response.hasRead()) {
+                throw new ReplicaUnavailableException(peerId + " answered a read with " + response.getResultCase());
+            }
+            return response.getRead().hasRecord() ? ReplicaProtoUtils.toRecord(response.getRead().getRecord()) : null;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> write(byte[] key, Record record) {
+        ReplicaRequest.Builder request = ReplicaRequest.newBuilder().setWrite(WriteRequest.newBuilder()
+                .setKey(ReplicaProtoUtils.bytes(key)).setRecord(ReplicaProtoUtils.toRecordProto(record)));
+        return call(request, response -> {
+            if (!response.hasWrite()) {
+                throw new ReplicaUnavailableException(peerId + " answered a write with " + response.getResultCase());
+            }
+            return response.getWrite().getApplied();
+        });
+    }
+
+    /** Whether the channel to the peer is currently failing to connect. */
+    public boolean isUnreachable() {
+        return channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE;
+    }
+
+    private <T> CompletableFuture<T> call(ReplicaRequest.Builder request, Function<ReplicaResponse, T> decode) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        ConnectivityState state = channel.getState(true);
+        if (state == ConnectivityState.TRANSIENT_FAILURE) {
+            resetBackoffNowAndThen();
+            result.completeExceptionally(new ReplicaUnavailableException(peerId + " is unreachable"));
+            return result;
+        }
+        if (!inFlight.tryAcquire()) {
+            result.completeExceptionally(new StorageOverloadedException("too many requests in flight to " + peerId));
+            return result;
+        }
+        long callId = callIds.incrementAndGet();
+        PendingCall pending = new PendingCall();
+        request.setHeader(RequestHeader.newBuilder()
+                .setClusterId(clusterId)
+                .setSender(selfId)
+                .setCallId(callId)
+                .setDeadlineMillis(clock.currentTimeMillis() + TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+        pending.answer.whenComplete((response, error) -> {
+            inFlight.release();
+            if (error != null) {
+                result.completeExceptionally(error);
+                return;
+            }
+            try {
+                result.complete(decode.apply(response));
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+            }
+        });
+        Session s;
+        synchronized (streamLock) {
+            if (session == null || session.broken) {
+                session = new Session();
+                stub.exchange(session);
+            }
+            s = session;
+            s.pending.put(callId, pending);
+            try {
+                s.requests.onNext(request.build());
+            } catch (RuntimeException e) {
+                s.pending.remove(callId);
+                pending.fail(new ReplicaUnavailableException("sending to " + peerId + " failed: " + e.getMessage()));
+                return result;
+            }
+        }
+        pending.timeout = timer.schedule(() -> {
+            if (s.pending.remove(callId) != null) {
+                pending.fail(new ReplicaUnavailableException(peerId + " did not answer within the request timeout"));
+            }
+        }, timeoutNanos, TimeUnit.NANOSECONDS);
+        if (pending.answer.isDone()) {
+            pending.timeout.cancel(false); // answered before the timer was set
+        }
+        return result;
+    }
+
+    private void resetBackoffNowAndThen() {
+        long now = System.nanoTime();
+        long last = lastBackoffReset.get();
+        if (now - last >= BACKOFF_RESET_INTERVAL_NANOS && lastBackoffReset.compareAndSet(last, now)) {
+            channel.resetConnectBackoff();
+        }
+    }
+
+    @Override
+    public void close() {
+        channel.shutdownNow();
+    }
+
+    /** One call awaiting its answer. */
+    private static final class PendingCall {
+        final CompletableFuture<ReplicaResponse> answer = new CompletableFuture<>();
+        volatile ScheduledFuture<?> timeout;
+
+        void complete(ReplicaResponse response) {
+            cancelTimer();
+            answer.complete(response);
+        }
+
+        void fail(Throwable t) {
+            cancelTimer();
+            answer.completeExceptionally(t);
+        }
+
+        private void cancelTimer() {
+            ScheduledFuture<?> t = timeout;
+            if (t != null) {
+                t.cancel(false);
+            }
+        }
+    }
+
+    /** One Exchange stream and the calls sent on it. */
+    private final class Session implements ClientResponseObserver<ReplicaRequest, ReplicaResponse> {
+        final Map<Long, PendingCall> pending = new ConcurrentHashMap<>();
+        ClientCallStreamObserver<ReplicaRequest> requests;
+        volatile boolean broken;
+
+        @Override
+        public void beforeStart(ClientCallStreamObserver<ReplicaRequest> requestStream) {
+            this.requests = requestStream;
+        }
+
+        @Override
+        public void onNext(ReplicaResponse response) {
+            PendingCall call = pending.remove(response.getCallId());
+            if (call == null) {
+                return; // timed out already
+            }
+            if (response.hasError()) {
+                call.fail(toException(response.getError()));
+            } else {
+                call.complete(response);
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            broken = true;
+            log.debug("replication stream to {} failed: {}", peerId, t.toString());
+            failAll("stream to " + peerId + " failed: " + t.getMessage());
+        }
+
+        @Override
+        public void onCompleted() {
+            broken = true;
+            failAll("stream to " + peerId + " closed");
+        }
+
+        private void failAll(String why) {
+            for (Long id : pending.keySet()) {
+                PendingCall call = pending.remove(id);
+                if (call != null) {
+                    call.fail(new ReplicaUnavailableException(why));
+                }
+            }
+        }
+    }
+
+    private RuntimeException toException(ReplicaError error) {
+        return switch (error.getCode()) {
+            case OVERLOADED -> new StorageOverloadedException(peerId + " is overloaded: " + error.getMessage());
+            case WRONG_CLUSTER -> new ReplicaUnavailableException(peerId + " refused us: " + error.getMessage());
+            case DEADLINE_PASSED -> new ReplicaUnavailableException(peerId + " dropped an expired request");
+            case INTERNAL, CODE_UNSPECIFIED, UNRECOGNIZED ->
+                    new ReplicaUnavailableException(peerId + " failed: " + error.getMessage());
+        };
+    }
+}

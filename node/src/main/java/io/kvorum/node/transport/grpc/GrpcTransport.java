@@ -1,0 +1,100 @@
+package io.kvorum.node.transport.grpc;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyServerBuilder;
+import io.kvorum.node.cluster.ClusterIdentity;
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.config.NodeConfig;
+import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.time.Clock;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gRPC side of a node: the server that serves this node's replica to its peers, and one
+ * {@link GrpcPeerReplica} per peer. Lifecycle: {@link #start} binds or throws; {@link #close()}
+ * stops the server (letting calls in progress finish briefly) and closes every peer channel.
+ */
+public final class GrpcTransport implements AutoCloseable {
+
+    /** Headroom over the largest value for the rest of a message (key, header, record fields). */
+    private static final int MESSAGE_OVERHEAD_BYTES = 64 * 1024;
+    private static final int MAX_IN_FLIGHT_PER_PEER = 8192;
+
+    private final Server server;
+    private final List<GrpcPeerReplica> peers;
+
+    private GrpcTransport(Server server, List<GrpcPeerReplica> peers) {
+        this.server = server;
+        this.peers = peers;
+    }
+
+    /**
+     * Starts serving {@code local} on this node's gRPC port and creates the peer replicas.
+     *
+     * @param grpcPort the port to listen on; 0 picks a free one (tests)
+     * @throws IOException when the port cannot be bound
+     */
+    public static GrpcTransport start(NodeConfig config, int grpcPort, Replica local, ScheduledExecutorService timer,
+                                      Clock clock) throws IOException {
+        String clusterId = ClusterIdentity.of(config.topology());
+        int maxMessage = config.maxValueBytes() + MESSAGE_OVERHEAD_BYTES;
+        Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), grpcPort))
+                .addService(new ReplicationService(clusterId, local, clock))
+                .directExecutor() // handlers only enqueue storage work; they never block
+                .maxInboundMessageSize(maxMessage)
+                .permitKeepAliveTime(5, TimeUnit.SECONDS)
+                .permitKeepAliveWithoutCalls(true)
+                .build()
+                .start();
+        List<GrpcPeerReplica> peers = new java.util.ArrayList<>();
+        for (ClusterMember m : config.topology().members()) {
+            if (m.id().equals(config.self().id())) {
+                continue;
+            }
+            ManagedChannel channel = NettyChannelBuilder.forAddress(m.host(), m.grpcPort())
+                    .usePlaintext()
+                    .directExecutor() // answers complete futures whose continuations are short
+                    .maxInboundMessageSize(maxMessage)
+                    .keepAliveTime(10, TimeUnit.SECONDS)
+                    .keepAliveTimeout(5, TimeUnit.SECONDS)
+                    .build();
+            peers.add(new GrpcPeerReplica(m.id(), config.self().id(), clusterId, channel, timer, clock,
+                    config.requestTimeout(), MAX_IN_FLIGHT_PER_PEER));
+        }
+        return new GrpcTransport(server, List.copyOf(peers));
+    }
+
+    /** The remote replicas, by node id. */
+    public Map<String, Replica> peers() {
+        Map<String, Replica> byId = new HashMap<>();
+        peers.forEach(p -> byId.put(p.nodeId(), p));
+        return byId;
+    }
+
+    public int port() {
+        return server.getPort();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        server.shutdown();
+        if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
+            server.shutdownNow();
+        }
+        peers.forEach(GrpcPeerReplica::close);
+    }
+
+    /** Stops at once: no grace for calls in progress (a simulated crash in tests). */
+    public void kill() {
+        server.shutdownNow();
+        peers.forEach(GrpcPeerReplica::close);
+    }
+}

@@ -1,0 +1,141 @@
+package io.kvorum.node.transport.grpc;
+
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.storage.Record;
+import io.kvorum.node.storage.StorageOverloadedException;
+import io.kvorum.node.time.Clock;
+import io.kvorum.proto.ReadResult;
+import io.kvorum.proto.ReplicaError;
+import io.kvorum.proto.ReplicaRequest;
+import io.kvorum.proto.ReplicaResponse;
+import io.kvorum.proto.ReplicationGrpc;
+import io.kvorum.proto.RequestHeader;
+import io.kvorum.proto.WriteResult;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The replica side of {@code Replication.Exchange}: a package-private delegate that checks each
+ * request's header in one place and hands the operation to this node's local {@link Replica}.
+ * Answers go back on the same stream, tagged with the request's call id, in completion order.
+ */
+final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
+
+    private static final Logger log = LoggerFactory.getLogger(ReplicationService.class);
+    private static final long REFUSAL_LOG_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+    private final String clusterId;
+    private final Replica local;
+    private final Clock clock;
+    private final Map<String, Long> lastRefusalLog = new ConcurrentHashMap<>();
+
+    ReplicationService(String clusterId, Replica local, Clock clock) {
+        this.clusterId = clusterId;
+        this.local = local;
+        this.clock = clock;
+    }
+
+    @Override
+    public StreamObserver<ReplicaRequest> exchange(StreamObserver<ReplicaResponse> responses) {
+        ServerCallStreamObserver<ReplicaResponse> out = (ServerCallStreamObserver<ReplicaResponse>) responses;
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(ReplicaRequest request) {
+                handle(request).whenComplete((response, error) -> {
+                    ReplicaResponse answer = error == null ? response
+                            : errorResponse(request.getHeader().getCallId(), error);
+                    // Answers complete on storage threads; a stream observer takes one writer at a time.
+                    synchronized (out) {
+                        if (!out.isCancelled()) {
+                            out.onNext(answer);
+                        }
+                    }
+                });
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                // The coordinator went away; answers still in flight are dropped by isCancelled().
+            }
+
+            @Override
+            public void onCompleted() {
+                synchronized (out) {
+                    out.onCompleted();
+                }
+            }
+        };
+    }
+
+    private CompletableFuture<ReplicaResponse> handle(ReplicaRequest request) {
+        RequestHeader header = request.getHeader();
+        long callId = header.getCallId();
+        if (!clusterId.equals(header.getClusterId())) {
+            logRefusal(header);
+            return CompletableFuture.completedFuture(error(callId, ReplicaError.Code.WRONG_CLUSTER,
+                    "this node belongs to cluster " + clusterId + ", not " + header.getClusterId()));
+        }
+        if (header.getDeadlineMillis() != 0 && clock.currentTimeMillis() > header.getDeadlineMillis()) {
+            return CompletableFuture.completedFuture(error(callId, ReplicaError.Code.DEADLINE_PASSED,
+                    "deadline passed before the replica got to it"));
+        }
+        try {
+            switch (request.getOperationCase()) {
+                case READ -> {
+                    return local.read(request.getRead().getKey().toByteArray()).thenApply(record -> {
+                        ReadResult.Builder result = ReadResult.newBuilder();
+                        if (record != null) {
+                            result.setRecord(ReplicaProtoUtils.toRecordProto(record));
+                        }
+                        return ReplicaResponse.newBuilder().setCallId(callId).setRead(result).build();
+                    });
+                }
+                case WRITE -> {
+                    Record record = ReplicaProtoUtils.toRecord(request.getWrite().getRecord());
+                    return local.write(request.getWrite().getKey().toByteArray(), record).thenApply(applied ->
+                            ReplicaResponse.newBuilder().setCallId(callId)
+                                    .setWrite(WriteResult.newBuilder().setApplied(applied)).build());
+                }
+                default -> {
+                    return CompletableFuture.completedFuture(error(callId, ReplicaError.Code.INTERNAL,
+                            "unknown operation " + request.getOperationCase()));
+                }
+            }
+        } catch (IllegalArgumentException e) {
+            return CompletableFuture.completedFuture(error(callId, ReplicaError.Code.INTERNAL,
+                    "malformed request: " + e.getMessage()));
+        }
+    }
+
+    private void logRefusal(RequestHeader header) {
+        long now = System.nanoTime();
+        Long last = lastRefusalLog.get(header.getSender());
+        if (last == null || now - last > REFUSAL_LOG_INTERVAL_NANOS) {
+            lastRefusalLog.put(header.getSender(), now);
+            log.warn("refusing replication traffic from node '{}' of another cluster (its cluster id {}, ours {}): "
+                    + "every node must be started with the same --cluster", header.getSender(),
+                    header.getClusterId(), clusterId);
+        }
+    }
+
+    private static ReplicaResponse errorResponse(long callId, Throwable error) {
+        Throwable t = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        if (t instanceof StorageOverloadedException) {
+            return error(callId, ReplicaError.Code.OVERLOADED, t.getMessage());
+        }
+        log.warn("replica operation failed", t);
+        return error(callId, ReplicaError.Code.INTERNAL, String.valueOf(t.getMessage()));
+    }
+
+    private static ReplicaResponse error(long callId, ReplicaError.Code code, String message) {
+        return ReplicaResponse.newBuilder().setCallId(callId)
+                .setError(ReplicaError.newBuilder().setCode(code).setMessage(message)).build();
+    }
+}
