@@ -1,0 +1,409 @@
+package io.kvorum.node.coordinator;
+
+import static io.kvorum.node.time.HybridLogicalClock.pack;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.Placement;
+import io.kvorum.node.cluster.Topology;
+import io.kvorum.node.config.ConfigException;
+import io.kvorum.node.storage.EntryStream;
+import io.kvorum.node.storage.LevelDbStore.Entry;
+import io.kvorum.node.storage.Record;
+import io.kvorum.node.storage.StorageOverloadedException;
+import io.kvorum.node.time.HybridLogicalClock;
+import io.kvorum.node.time.ManualClock;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(30)
+class CoordinatorTest {
+
+    private static final long T0 = 1_700_000_000_000L;
+    private static final byte[] KEY = "some-key".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] VALUE = "value".getBytes(StandardCharsets.UTF_8);
+    private static final Duration NEVER = Duration.ofMinutes(5);
+
+    private final ManualClock clock = new ManualClock(T0);
+    private final HybridLogicalClock hlc = new HybridLogicalClock(clock);
+    private final Map<String, FakeReplica> fakes = new HashMap<>();
+    private ScheduledThreadPoolExecutor timer;
+    private Placement placement;
+    /** The fakes in KEY's preference order. */
+    private List<FakeReplica> order;
+
+    /** A replica whose answers the test gives by hand, one call at a time. */
+    static final class FakeReplica implements Replica {
+        final String id;
+        final List<CompletableFuture<Record>> reads = new CopyOnWriteArrayList<>();
+        final List<Record> written = new CopyOnWriteArrayList<>();
+        final List<CompletableFuture<Void>> writes = new CopyOnWriteArrayList<>();
+
+        FakeReplica(String id) {
+            this.id = id;
+        }
+
+        @Override
+        public String nodeId() {
+            return id;
+        }
+
+        @Override
+        public CompletableFuture<Record> read(byte[] key) {
+            CompletableFuture<Record> f = new CompletableFuture<>();
+            reads.add(f);
+            return f;
+        }
+
+        @Override
+        public CompletableFuture<Void> write(byte[] key, Record record) {
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            written.add(record);
+            writes.add(f);
+            return f;
+        }
+
+        CompletableFuture<Record> read() {
+            assertThat(reads).as("reads sent to %s", id).hasSize(1);
+            return reads.get(0);
+        }
+
+        CompletableFuture<Void> write() {
+            assertThat(writes).as("writes sent to %s", id).hasSize(1);
+            return writes.get(0);
+        }
+    }
+
+    @BeforeEach
+    void setUp() throws ConfigException {
+        Topology topology = Topology.parse("n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,n3=127.0.0.1:8083:9083");
+        placement = new Placement(topology);
+        for (ClusterMember m : topology.members()) {
+            fakes.put(m.id(), new FakeReplica(m.id()));
+        }
+        order = placement.replicasFor(KEY, 3).stream().map(m -> fakes.get(m.id())).toList();
+        timer = new ScheduledThreadPoolExecutor(1);
+    }
+
+    @AfterEach
+    void tearDown() {
+        timer.shutdownNow();
+    }
+
+    private Coordinator coordinator(Duration timeout, RangeSource ranges) {
+        return new Coordinator("n1", placement, Map.copyOf(fakes), hlc, clock, timeout, timer, ranges);
+    }
+
+    private Coordinator coordinator() {
+        return coordinator(NEVER, (start, end) -> {
+            throw new AssertionError("no range expected");
+        });
+    }
+
+    private static Throwable failureOf(CompletableFuture<?> f) {
+        assertThat(f).isCompletedExceptionally();
+        try {
+            f.get();
+            throw new AssertionError("not failed");
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static Record value(long ts, String writer) {
+        return Record.value(ts, writer, VALUE, Record.NEVER_EXPIRES);
+    }
+
+    @Test
+    void aPutAnswersAfterTheFastestAckWithoutWaitingForTheSlowReplica() {
+        CompletableFuture<Record> put = coordinator().put(KEY, VALUE, 0, new Quorum(2, 3));
+
+        // every replica got the same record at once
+        for (FakeReplica f : order) {
+            assertThat(f.written).hasSize(1);
+            assertThat(f.written.get(0)).isEqualTo(order.get(0).written.get(0));
+        }
+        assertThat(put).isNotDone();
+
+        order.get(2).write().complete(null);
+        // 1 of 2 acks
+        assertThat(put).isNotDone();
+        order.get(0).write().complete(null);
+        // 2 of 2 acks; the middle replica never answers
+        assertThat(put).isCompleted();
+        assertThat(put.join()).isEqualTo(order.get(0).written.get(0));
+        assertThat(order.get(1).write()).isNotDone();
+    }
+
+    @Test
+    void aPutGoesToExactlyFromReplicasInPreferenceOrder() {
+        coordinator().put(KEY, VALUE, 0, new Quorum(1, 2));
+        assertThat(order.get(0).written).hasSize(1);
+        assertThat(order.get(1).written).hasSize(1);
+        assertThat(order.get(2).written).isEmpty();
+        assertThat(order.get(2).reads).isEmpty();
+    }
+
+    @Test
+    void aGetAsksExactlyFromReplicas() {
+        coordinator().get(KEY, new Quorum(1, 1));
+        assertThat(order.get(0).reads).hasSize(1);
+        assertThat(order.get(1).reads).isEmpty();
+        assertThat(order.get(2).reads).isEmpty();
+    }
+
+    @Test
+    void failsAsSoonAsAckIsOutOfReach() {
+        CompletableFuture<Record> get = coordinator().get(KEY, new Quorum(2, 3));
+        order.get(0).read().completeExceptionally(new IllegalStateException("down"));
+        // 1 failure: two replicas may still answer
+        assertThat(get).isNotDone();
+        order.get(1).read().completeExceptionally(new IllegalStateException("down"));
+        // 2 failures: fails now, long before the deadline, without waiting for the third
+        assertThat(failureOf(get)).isInstanceOf(NotEnoughReplicasException.class)
+                .hasMessageContaining("ack=2")
+                .hasMessageContaining("from=3");
+
+        // a late answer changes nothing
+        order.get(2).read().complete(value(1, "n2"));
+        assertThat(failureOf(get)).isInstanceOf(NotEnoughReplicasException.class);
+    }
+
+    @Test
+    void aWriteFailsAsSoonAsAckIsOutOfReach() {
+        CompletableFuture<Record> delete = coordinator().delete(KEY, new Quorum(3, 3));
+        order.get(1).write().completeExceptionally(new IllegalStateException("down"));
+        assertThat(failureOf(delete)).isInstanceOf(NotEnoughReplicasException.class);
+    }
+
+    @Test
+    void failsOnTheDeadlineWhenTooFewAnswer() {
+        CompletableFuture<Record> get = coordinator(Duration.ofMillis(50), null).get(KEY, new Quorum(2, 3));
+        order.get(0).read().complete(value(1, "n1"));
+        // 1 of 2 answered; the others never do
+        assertThat(get).failsWithin(Duration.ofSeconds(10))
+                .withThrowableOfType(ExecutionException.class)
+                .withCauseInstanceOf(NotEnoughReplicasException.class)
+                .withMessageContaining("1 of the 2");
+    }
+
+    @Test
+    void aPutFailsOnTheDeadlineWhenNoReplicaAnswers() {
+        CompletableFuture<Record> put = coordinator(Duration.ofMillis(50), null).put(KEY, VALUE, 0, new Quorum(1, 3));
+        assertThat(put).failsWithin(Duration.ofSeconds(10))
+                .withThrowableOfType(ExecutionException.class)
+                .withCauseInstanceOf(NotEnoughReplicasException.class);
+    }
+
+    @Test
+    void aGetReturnsTheNewestAmongTheAnswers() {
+        CompletableFuture<Record> get = coordinator().get(KEY, new Quorum(3, 3));
+        Record old = value(pack(T0, 0), "n3");
+        Record newest = Record.tombstone(pack(T0, 5), "n1");
+        Record middle = value(pack(T0, 5), "n0"); // same timestamp, lower writer
+        order.get(0).read().complete(old);
+        order.get(1).read().complete(newest);
+        order.get(2).read().complete(middle);
+        assertThat(get.join()).isEqualTo(newest);
+    }
+
+    @Test
+    void aGetReturnsTheNewestAmongTheFirstAckAnswersOnly() {
+        CompletableFuture<Record> get = coordinator().get(KEY, new Quorum(2, 3));
+        order.get(0).read().complete(null);
+        order.get(1).read().complete(value(10, "n2"));
+        assertThat(get.join()).isEqualTo(value(10, "n2"));
+        // a newer version arriving after the answer does not change it
+        order.get(2).read().complete(value(20, "n3"));
+        assertThat(get.join()).isEqualTo(value(10, "n2"));
+    }
+
+    @Test
+    void aGetOfAnAbsentKeyReturnsNull() {
+        CompletableFuture<Record> get = coordinator().get(KEY, new Quorum(2, 3));
+        order.get(0).read().complete(null);
+        order.get(2).read().complete(null);
+        assertThat(get).isCompletedWithValue(null);
+    }
+
+    @Test
+    void aReadAnswerFromTheFutureMovesTheClockSoTheNextPutOrdersAfterIt() {
+        Coordinator coordinator = coordinator();
+        long remote = pack(T0 + 60_000, 3); // a replica whose clock is a minute ahead
+        CompletableFuture<Record> get = coordinator.get(KEY, new Quorum(1, 1));
+        order.get(0).read().complete(value(remote, "n3"));
+        assertThat(get.join().timestamp()).isEqualTo(remote);
+
+        coordinator.put(KEY, VALUE, 0, new Quorum(1, 1));
+        Record written = order.get(0).written.get(0);
+        assertThat(written.timestamp()).isGreaterThan(remote);
+        assertThat(written.isNewerThan(value(remote, "n3"))).isTrue();
+    }
+
+    @Test
+    void aLateReadAnswerAlsoMovesTheClock() {
+        Coordinator coordinator = coordinator();
+        long remote = pack(T0 + 60_000, 0);
+        coordinator.get(KEY, new Quorum(1, 3));
+        order.get(0).read().complete(null);
+        order.get(1).read().complete(value(remote, "n2")); // after the answer
+        assertThat(hlc.now()).isGreaterThan(remote);
+    }
+
+    @Test
+    void overloadOfEveryReplicaIsReportedAsOverload() {
+        CompletableFuture<Record> put = coordinator().put(KEY, VALUE, 0, new Quorum(2, 3));
+        for (FakeReplica f : order) {
+            f.write().completeExceptionally(new StorageOverloadedException("full"));
+        }
+        assertThat(failureOf(put)).isInstanceOf(StorageOverloadedException.class);
+
+        CompletableFuture<Record> get = coordinator().get(KEY, new Quorum(1, 1));
+        order.get(0).read().completeExceptionally(new CompletionException(new StorageOverloadedException("full")));
+        assertThat(failureOf(get)).isInstanceOf(StorageOverloadedException.class);
+    }
+
+    @Test
+    void overloadAfterAPartialWriteIsNotReportedAsOverload() {
+        // 503 promises the request had no effect; one replica did store it.
+        CompletableFuture<Record> put = coordinator().put(KEY, VALUE, 0, new Quorum(3, 3));
+        order.get(0).write().complete(null);
+        order.get(1).write().completeExceptionally(new StorageOverloadedException("full"));
+        assertThat(failureOf(put)).isInstanceOf(NotEnoughReplicasException.class);
+    }
+
+    @Test
+    void putsAreStampedWithThisNodeAndExpireTtlAfterNow() {
+        Coordinator coordinator = coordinator();
+        clock.set(T0 + 123);
+        coordinator.put(KEY, VALUE, 5_000, new Quorum(1, 1));
+        Record r = order.get(0).written.get(0);
+        assertThat(r.writer()).isEqualTo("n1");
+        assertThat(r.tombstone()).isFalse();
+        assertThat(r.value()).isEqualTo(VALUE);
+        assertThat(r.expiresAtMillis()).isEqualTo(T0 + 123 + 5_000);
+        assertThat(HybridLogicalClock.physicalMillis(r.timestamp())).isEqualTo(T0 + 123);
+    }
+
+    @Test
+    void aPutWithoutTtlNeverExpires() {
+        coordinator().put(KEY, VALUE, 0, new Quorum(1, 1));
+        assertThat(order.get(0).written.get(0).expiresAtMillis()).isEqualTo(Record.NEVER_EXPIRES);
+    }
+
+    @Test
+    void aDeleteWritesATombstoneStampedWithThisNode() {
+        coordinator().delete(KEY, new Quorum(1, 1));
+        Record r = order.get(0).written.get(0);
+        assertThat(r.tombstone()).isTrue();
+        assertThat(r.writer()).isEqualTo("n1");
+        assertThat(r.value()).isEmpty();
+    }
+
+    @Test
+    void writesWithinOneMillisecondAreOrdered() {
+        Coordinator coordinator = coordinator();
+        coordinator.put(KEY, VALUE, 0, new Quorum(1, 1));
+        coordinator.delete(KEY, new Quorum(1, 1));
+        coordinator.put(KEY, VALUE, 0, new Quorum(1, 1));
+        List<Record> written = order.get(0).written;
+        assertThat(written).hasSize(3);
+        assertThat(written.get(1).isNewerThan(written.get(0))).isTrue();
+        assertThat(written.get(2).isNewerThan(written.get(1))).isTrue();
+    }
+
+    @Test
+    void aReplicaAnsweringAtOnceIsCounted() {
+        Map<String, Replica> instant = new HashMap<>();
+        for (String id : fakes.keySet()) {
+            instant.put(id, new Replica() {
+                @Override
+                public String nodeId() {
+                    return id;
+                }
+
+                @Override
+                public CompletableFuture<Record> read(byte[] key) {
+                    return CompletableFuture.completedFuture(value(7, id));
+                }
+
+                @Override
+                public CompletableFuture<Void> write(byte[] key, Record record) {
+                    return CompletableFuture.completedFuture(null);
+                }
+            });
+        }
+        Coordinator c = new Coordinator("n1", placement, instant, hlc, clock, NEVER, timer, null);
+        assertThat(c.get(KEY, new Quorum(3, 3))).isCompletedWithValue(value(7, "n3"));
+        assertThat(c.put(KEY, VALUE, 0, new Quorum(3, 3))).isCompleted();
+    }
+
+    /** An entry stream of fixed batches, then the end. */
+    private static final class ListStream implements EntryStream {
+        private final Deque<List<Entry>> batches;
+        boolean closed;
+
+        ListStream(List<List<Entry>> batches) {
+            this.batches = new ArrayDeque<>(batches);
+        }
+
+        @Override
+        public CompletableFuture<List<Entry>> next() {
+            List<Entry> b = batches.poll();
+            return CompletableFuture.completedFuture(b == null ? List.of() : b);
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+        }
+    }
+
+    private static Entry entry(String key, Record r) {
+        return new Entry(key.getBytes(StandardCharsets.UTF_8), r);
+    }
+
+    @Test
+    void rangesSkipTombstonesAndExpiredEntriesWithoutEndingEarly() throws Exception {
+        clock.set(T0);
+        ListStream source = new ListStream(List.of(
+                List.of(entry("a", Record.tombstone(1, "n1")), entry("b", Record.value(1, "n1", VALUE, T0))),
+                List.of(entry("c", Record.value(1, "n1", VALUE, T0 + 1)), entry("d", Record.tombstone(1, "n1"))),
+                List.of(entry("e", value(1, "n1")))));
+        byte[][] asked = new byte[2][];
+        EntryStream range = coordinator(NEVER, (start, end) -> {
+            asked[0] = start;
+            asked[1] = end;
+            return source;
+        }).range("a".getBytes(StandardCharsets.UTF_8), null);
+
+        assertThat(asked[0]).isEqualTo("a".getBytes(StandardCharsets.UTF_8));
+        assertThat(asked[1]).isNull();
+        // the first batch is all dead: it must not read as the end
+        List<Entry> first = range.next().get(10, TimeUnit.SECONDS);
+        assertThat(first).extracting(e -> new String(e.key(), StandardCharsets.UTF_8)).containsExactly("c");
+        List<Entry> second = range.next().get(10, TimeUnit.SECONDS);
+        assertThat(second).extracting(e -> new String(e.key(), StandardCharsets.UTF_8)).containsExactly("e");
+        assertThat(range.next().get(10, TimeUnit.SECONDS)).isEmpty();
+
+        range.close();
+        assertThat(source.closed).isTrue();
+    }
+}

@@ -1,0 +1,189 @@
+package io.kvorum.node.storage;
+
+import static io.kvorum.node.time.HybridLogicalClock.pack;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.node.time.ManualClock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(30)
+class ExpiryPurgerTest {
+
+    private static final long T0 = 1_700_000_000_000L;
+    private static final long GRACE = 10_000;
+
+    @TempDir
+    Path dir;
+
+    private StorageService storage;
+    private ManualClock clock;
+
+    @BeforeEach
+    void open() throws Exception {
+        storage = new StorageService(LevelDbStore.open(dir, false, 1 << 20), 1, 1024);
+        clock = new ManualClock(T0);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        storage.close();
+    }
+
+    private static byte[] key(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private void write(String k, Record r) {
+        assertThat(storage.write(key(k), r).join()).isTrue();
+    }
+
+    private Record read(String k) {
+        return storage.read(key(k)).join();
+    }
+
+    private ExpiryPurger purger() {
+        return new ExpiryPurger(storage, clock, GRACE);
+    }
+
+    @Test
+    void anExpiredValueBecomesATombstoneWithTheSameTimestampAndWriter() {
+        long ts = pack(T0, 3);
+        write("k", Record.value(ts, "n2", key("v"), T0 + 100));
+        clock.set(T0 + 100);
+
+        assertThat(purger().runOnce()).isEqualTo(1);
+
+        Record r = read("k");
+        assertThat(r.tombstone()).isTrue();
+        assertThat(r.timestamp()).isEqualTo(ts);
+        assertThat(r.writer()).isEqualTo("n2");
+        assertThat(r.expiresAtMillis()).isEqualTo(Record.NEVER_EXPIRES);
+        assertThat(r.value()).isEmpty();
+    }
+
+    @Test
+    void liveRecordsAreLeftAlone() {
+        Record notYetExpired = Record.value(pack(T0, 0), "n1", key("a"), T0 + 101);
+        Record neverExpires = Record.value(pack(T0 - 10 * GRACE, 0), "n1", key("b"), Record.NEVER_EXPIRES);
+        Record emptyValue = Record.value(pack(T0 - 10 * GRACE, 0), "n1", new byte[0], Record.NEVER_EXPIRES);
+        write("a", notYetExpired);
+        write("b", neverExpires);
+        write("c", emptyValue);
+        clock.set(T0 + 100);
+
+        assertThat(purger().runOnce()).isZero();
+
+        assertThat(read("a")).isEqualTo(notYetExpired);
+        assertThat(read("b")).isEqualTo(neverExpires);
+        assertThat(read("c")).isEqualTo(emptyValue);
+    }
+
+    @Test
+    void aTombstoneIsDeletedOnlyOnceTheGraceHasPassed() {
+        Record tombstone = Record.tombstone(pack(T0, 5), "n1");
+        write("k", tombstone);
+
+        clock.set(T0 + GRACE - 1);
+        assertThat(purger().runOnce()).isZero();
+        assertThat(read("k")).isEqualTo(tombstone);
+
+        clock.set(T0 + GRACE);
+        assertThat(purger().runOnce()).isEqualTo(1);
+        assertThat(read("k")).isNull();
+    }
+
+    @Test
+    void anExpiredValueIsDeletedAfterItsTombstoneOutlivedTheGrace() {
+        write("k", Record.value(pack(T0, 0), "n1", key("v"), T0 + 1));
+        clock.set(T0 + 1);
+        assertThat(purger().runOnce()).isEqualTo(1);
+        assertThat(read("k").tombstone()).isTrue();
+
+        // The grace counts from the write's timestamp, not from the purge.
+        clock.set(T0 + GRACE);
+        assertThat(purger().runOnce()).isEqualTo(1);
+        assertThat(read("k")).isNull();
+    }
+
+    @Test
+    void onlyTheRecordsDueAreChangedInAMixedStore() {
+        write("expired", Record.value(pack(T0 - 1, 0), "n1", key("x"), T0 - 1));
+        write("live", Record.value(pack(T0 - 1, 0), "n1", key("y"), T0 + 1));
+        write("old-tombstone", Record.tombstone(pack(T0 - GRACE, 0), "n1"));
+        write("young-tombstone", Record.tombstone(pack(T0 - GRACE + 1, 0), "n1"));
+
+        assertThat(purger().runOnce()).isEqualTo(2);
+
+        assertThat(read("expired").tombstone()).isTrue();
+        assertThat(read("live").value()).isEqualTo(key("y"));
+        assertThat(read("old-tombstone")).isNull();
+        assertThat(read("young-tombstone")).isNotNull();
+    }
+
+    @Test
+    void aScanOfManyBatchesReachesEveryRecord() {
+        int n = 700; // more than two scan batches
+        for (int i = 0; i < n; i++) {
+            write(String.format("k%04d", i), Record.value(pack(T0, 0), "n1", key("v"), T0 + 1));
+        }
+        clock.set(T0 + 1);
+        assertThat(purger().runOnce()).isEqualTo(n);
+        for (int i = 0; i < n; i++) {
+            assertThat(read(String.format("k%04d", i)).tombstone()).isTrue();
+        }
+    }
+
+    @Test
+    void aRecordOverwrittenAfterTheScanIsNotPurged() {
+        Record expired = Record.value(pack(T0, 0), "n1", key("old"), T0 + 1);
+        write("k", expired);
+        Record rewritten = Record.value(pack(T0 + 5, 0), "n2", key("new"), Record.NEVER_EXPIRES);
+
+        // The purger reads the clock after each scanned batch, before it purges the batch:
+        // a client write lands exactly there, after the scan saw the expired record.
+        AtomicReference<Boolean> overwritten = new AtomicReference<>();
+        ManualClock racingClock = new ManualClock(T0 + 10) {
+            @Override
+            public long currentTimeMillis() {
+                if (overwritten.get() == null) {
+                    overwritten.set(storage.write(key("k"), rewritten).join());
+                }
+                return super.currentTimeMillis();
+            }
+        };
+
+        int changed = new ExpiryPurger(storage, racingClock, GRACE).runOnce();
+
+        assertThat(overwritten.get()).as("the racing write was stored").isTrue();
+        assertThat(changed).isZero();
+        assertThat(read("k")).isEqualTo(rewritten);
+    }
+
+    @Test
+    void aTombstoneOverwrittenAfterTheScanIsNotDeleted() {
+        write("k", Record.tombstone(pack(T0, 0), "n1"));
+        Record rewritten = Record.value(pack(T0 + GRACE, 0), "n2", key("back"), Record.NEVER_EXPIRES);
+        AtomicReference<Boolean> overwritten = new AtomicReference<>();
+        ManualClock racingClock = new ManualClock(T0 + 2 * GRACE) {
+            @Override
+            public long currentTimeMillis() {
+                if (overwritten.get() == null) {
+                    overwritten.set(storage.write(key("k"), rewritten).join());
+                }
+                return super.currentTimeMillis();
+            }
+        };
+
+        assertThat(new ExpiryPurger(storage, racingClock, GRACE).runOnce()).isZero();
+
+        assertThat(overwritten.get()).isTrue();
+        assertThat(read("k")).isEqualTo(rewritten);
+    }
+}

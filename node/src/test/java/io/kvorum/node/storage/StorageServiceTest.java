@@ -1,0 +1,225 @@
+package io.kvorum.node.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(30)
+class StorageServiceTest {
+
+    @TempDir
+    Path dir;
+
+    private StorageService storage;
+    /** Released in {@link #close()} so that a failing test never leaves a storage thread blocked. */
+    private final CountDownLatch release = new CountDownLatch(1);
+
+    private StorageService open(int readers, int queueCapacity) throws Exception {
+        storage = new StorageService(LevelDbStore.open(dir, false, 1 << 20), readers, queueCapacity);
+        return storage;
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        release.countDown();
+        if (storage != null) {
+            storage.close();
+        }
+    }
+
+    private static byte[] key(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Record value(long ts, String v) {
+        return Record.value(ts, "n1", key(v), Record.NEVER_EXPIRES);
+    }
+
+    private static Throwable failureOf(CompletableFuture<?> f) {
+        assertThat(f).isCompletedExceptionally();
+        try {
+            f.get();
+            throw new AssertionError("not failed");
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private void awaitRelease() {
+        try {
+            release.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Occupies the only reader thread until {@link #release}; returns once it is occupied. */
+    private void blockTheReader() throws InterruptedException {
+        CountDownLatch running = new CountDownLatch(1);
+        storage.readExecutor().execute(() -> {
+            running.countDown();
+            awaitRelease();
+        });
+        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+    }
+
+    /**
+     * Occupies the writer thread until {@link #release}: a write's future completes on the writer
+     * thread, so a continuation attached before that completion runs there and can wait. When the
+     * write had already completed, the continuation runs here instead and we try again.
+     */
+    private void blockTheWriter() throws InterruptedException {
+        CountDownLatch blocked = new CountDownLatch(1);
+        for (int attempt = 0; attempt < 1000; attempt++) {
+            AtomicBoolean ranHere = new AtomicBoolean();
+            Thread caller = Thread.currentThread();
+            storage.write(key("blocker"), value(attempt + 1, "b")).thenRun(() -> {
+                if (Thread.currentThread() == caller) {
+                    ranHere.set(true);
+                } else {
+                    blocked.countDown();
+                    awaitRelease();
+                }
+            });
+            if (!ranHere.get()) {
+                assertThat(blocked.await(10, TimeUnit.SECONDS)).isTrue();
+                assertThat(storage.read(key("blocker")).join()).isNotNull(); // the blocker is written
+                return;
+            }
+        }
+        throw new AssertionError("could not catch the writer thread in 1000 attempts");
+    }
+
+    @Test
+    void writeThenReadReturnsTheRecord() throws Exception {
+        open(2, 16);
+        Record r = value(10, "v");
+        assertThat(storage.write(key("k"), r).get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(storage.read(key("k")).get(10, TimeUnit.SECONDS)).isEqualTo(r);
+        assertThat(storage.read(key("missing")).get(10, TimeUnit.SECONDS)).isNull();
+    }
+
+    @Test
+    void anOlderWriteIsNotStored() throws Exception {
+        open(2, 16);
+        assertThat(storage.write(key("k"), value(10, "new")).join()).isTrue();
+        assertThat(storage.write(key("k"), value(5, "old")).join()).isFalse();
+        assertThat(storage.read(key("k")).join().value()).isEqualTo(key("new"));
+    }
+
+    @Test
+    void concurrentWritesAllCompleteAndTheNewestWins() throws Exception {
+        open(2, 4096);
+        List<CompletableFuture<Boolean>> writes = new ArrayList<>();
+        for (int i = 1; i <= 1000; i++) {
+            writes.add(storage.write(key("k" + (i % 10)), value(i, "v" + i)));
+        }
+        CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get(20, TimeUnit.SECONDS);
+        // Writes to one key are submitted in ascending timestamp order from one thread: each is newer.
+        assertThat(writes).allMatch(CompletableFuture::join);
+        for (int k = 0; k < 10; k++) {
+            long newest = 990 + (k == 0 ? 10 : k);
+            assertThat(storage.read(key("k" + k)).join().timestamp()).isEqualTo(newest);
+        }
+    }
+
+    @Test
+    void aFullReadQueueRefusesReadsAtOnce() throws Exception {
+        open(1, 1);
+        storage.write(key("k"), value(1, "v")).join();
+        blockTheReader();
+
+        // state: the reader is busy, the queue (capacity 1) is empty
+        CompletableFuture<Record> queued = storage.read(key("k"));
+        assertThat(queued).isNotDone();
+
+        // state: the queue is full
+        CompletableFuture<Record> refused = storage.read(key("k"));
+        assertThat(failureOf(refused)).isInstanceOf(StorageOverloadedException.class);
+        assertThatThrownBy(() -> storage.readExecutor().execute(() -> { }))
+                .isInstanceOf(RejectedExecutionException.class);
+
+        release.countDown();
+        assertThat(queued.get(10, TimeUnit.SECONDS).value()).isEqualTo(key("v"));
+        // state: drained, reads are served again
+        assertThat(storage.read(key("k")).get(10, TimeUnit.SECONDS)).isNotNull();
+    }
+
+    @Test
+    void aFullWriteQueueRefusesWritesAtOnceAndWithoutEffect() throws Exception {
+        open(1, 1);
+        blockTheWriter();
+
+        // state: the writer is busy, the write queue (capacity 1) is empty
+        CompletableFuture<Boolean> queued = storage.write(key("queued"), value(1, "q"));
+        assertThat(queued).isNotDone();
+
+        // state: the write queue is full
+        CompletableFuture<Boolean> refused = storage.write(key("refused"), value(1, "r"));
+        assertThat(failureOf(refused)).isInstanceOf(StorageOverloadedException.class);
+        CompletableFuture<Boolean> refusedPurge = storage.purge(key("queued"), value(1, "q"), null);
+        assertThat(failureOf(refusedPurge)).isInstanceOf(StorageOverloadedException.class);
+        assertThat(storage.read(key("queued")).join()).as("not written yet").isNull();
+
+        release.countDown();
+        assertThat(queued.get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(storage.read(key("queued")).join().value()).isEqualTo(key("q"));
+        assertThat(storage.read(key("refused")).join()).as("the refused write had no effect").isNull();
+        // state: drained, writes are taken again
+        assertThat(storage.write(key("refused"), value(1, "r")).get(10, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void purgeGoesThroughTheWriter() throws Exception {
+        open(1, 16);
+        Record tombstone = Record.tombstone(5, "n1");
+        storage.write(key("k"), tombstone).join();
+        assertThat(storage.purge(key("k"), value(5, "other"), null).join()).isFalse();
+        assertThat(storage.read(key("k")).join()).isEqualTo(tombstone);
+        assertThat(storage.purge(key("k"), tombstone, null).join()).isTrue();
+        assertThat(storage.read(key("k")).join()).isNull();
+    }
+
+    @Test
+    void closeFinishesQueuedWritesAndThenRefusesNewOnes() throws Exception {
+        open(1, 64);
+        List<CompletableFuture<Boolean>> writes = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            writes.add(storage.write(key("k" + i), value(1, "v")));
+        }
+        storage.close();
+        assertThat(writes).allSatisfy(w -> assertThat(w).isCompletedWithValue(true));
+        CompletableFuture<Boolean> late = storage.write(key("late"), value(1, "v"));
+        assertThat(failureOf(late)).isInstanceOf(StorageOverloadedException.class);
+        storage = null;
+
+        try (LevelDbStore reopened = LevelDbStore.open(dir, false, 1 << 20)) {
+            assertThat(reopened.get(key("k49"))).isNotNull();
+            assertThat(reopened.get(key("late"))).isNull();
+        }
+    }
+
+    @Test
+    void storageThreadsAreNamed() throws Exception {
+        open(1, 16);
+        CompletableFuture<String> readerName = new CompletableFuture<>();
+        storage.readExecutor().execute(() -> readerName.complete(Thread.currentThread().getName()));
+        assertThat(readerName.get(10, TimeUnit.SECONDS)).startsWith("storage-reader");
+    }
+}
