@@ -110,7 +110,7 @@ public record Record(long timestamp, String writer, boolean tombstone, long expi
 
     @Override
     public int hashCode() {
-        return Objects.hash(timestamp, writer, tombstone, expiresAtMillis, Arrays.hashCode(value));
+        return Objects.hash(timestamp, writer, tombstone, expiryOrder(this), Arrays.hashCode(value));
     }
 
     @Override

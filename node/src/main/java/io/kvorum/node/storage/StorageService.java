@@ -37,6 +37,7 @@ public final class StorageService implements AutoCloseable {
     private final ThreadPoolExecutor readers;
     private final Thread writer;
     private volatile boolean closing;
+    private volatile boolean writerDone;
 
     public StorageService(LevelDbStore store, int readerThreads, int queueCapacity) {
         this.store = store;
@@ -80,6 +81,9 @@ public final class StorageService implements AutoCloseable {
         if (closing || !writeQueue.offer(pending)) {
             pending.done.completeExceptionally(new StorageOverloadedException(
                     closing ? "storage is shutting down" : "storage write queue is full"));
+        } else if (writerDone) {
+            // Offered after the writer's last look at the queue: nobody else will complete it.
+            failQueued();
         }
         return pending.done;
     }
@@ -100,6 +104,10 @@ public final class StorageService implements AutoCloseable {
                 PendingMutation first = writeQueue.poll(100, TimeUnit.MILLISECONDS);
                 if (first == null) {
                     if (closing) {
+                        // A submit that saw closing == false may still offer; it checks writerDone
+                        // after offering, and whichever of us looks last fails the leftovers.
+                        writerDone = true;
+                        failQueued();
                         return;
                     }
                     continue;
@@ -109,9 +117,18 @@ public final class StorageService implements AutoCloseable {
                 commit(batch);
                 batch.clear();
             } catch (InterruptedException e) {
+                writerDone = true;
+                failQueued();
                 Thread.currentThread().interrupt();
                 return;
             }
+        }
+    }
+
+    private void failQueued() {
+        PendingMutation p;
+        while ((p = writeQueue.poll()) != null) {
+            p.done.completeExceptionally(new StorageOverloadedException("storage is shutting down"));
         }
     }
 
