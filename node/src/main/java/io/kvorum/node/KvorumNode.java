@@ -18,6 +18,7 @@ import io.kvorum.node.util.NamedThreadFactory;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
+import java.nio.channels.UnresolvedAddressException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
@@ -110,7 +111,7 @@ public final class KvorumNode implements AutoCloseable {
                 address = gateway.start(config.bindAddress(), httpPort);
             } catch (Exception e) {
                 throw new StartupException("cannot listen for HTTP on " + config.bindAddress() + ":" + httpPort + ": "
-                        + (e instanceof BindException ? "address already in use or not available" : e.getMessage()));
+                        + bindFailure(e));
             }
             log.info("node {} serving HTTP on {} with data in {} (cluster of {}, replication factor {}{})",
                     selfId, address, config.dataDir().toAbsolutePath().normalize(), config.topology().size(),
@@ -126,6 +127,17 @@ public final class KvorumNode implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** Why binding failed, for the one-line startup message; never "null". */
+    private static String bindFailure(Exception e) {
+        if (e instanceof BindException) {
+            return "address already in use or not available";
+        }
+        if (e instanceof UnresolvedAddressException) {
+            return "cannot resolve the address";
+        }
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
     }
 
     private static StorageService openStorage(NodeConfig config) throws StartupException {
