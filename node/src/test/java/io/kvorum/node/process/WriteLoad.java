@@ -202,7 +202,8 @@ final class WriteLoad {
     /**
      * Compares what was read with what must be there.
      *
-     * @return one line per key that is absent or holds other bytes; empty when all match
+     * @return one line per key that is absent or holds other bytes (the first 20, then a count of
+     *         the rest); empty when all match
      */
     static List<String> mismatches(Map<String, byte[]> expected, Map<String, Optional<byte[]>> read) {
         List<String> problems = new ArrayList<>();
@@ -215,6 +216,11 @@ final class WriteLoad {
                         + expected.get(key).length + " written");
             }
         });
+        if (problems.size() > 20) {
+            int more = problems.size() - 20;
+            problems.subList(20, problems.size()).clear();
+            problems.add("... and " + more + " more");
+        }
         return problems;
     }
 }
