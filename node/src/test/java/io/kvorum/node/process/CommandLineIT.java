@@ -88,8 +88,8 @@ class CommandLineIT {
                 bad("--cluster entry without ports", List.of("--cluster", "n1=127.0.0.1"), Map.of(), "--cluster"),
                 bad("--cluster entry without gRPC port", List.of("--cluster", "n1=127.0.0.1:" + p[0]), Map.of(),
                         "--cluster"),
-                bad("--cluster entry with a port that is not a number", List.of("--cluster", "n1=127.0.0.1:http:" + p[1]),
-                        Map.of(), "--cluster"),
+                bad("--cluster entry with a port that is not a number",
+                        List.of("--cluster", "n1=127.0.0.1:http:" + p[1]), Map.of(), "--cluster"),
                 bad("--cluster entry with a port over 65535", List.of("--cluster", "n1=127.0.0.1:70000:" + p[1]),
                         Map.of(), "--cluster"),
                 bad("--cluster entry with an empty id", List.of("--cluster", "=" + loopback), Map.of(), "--cluster"),
@@ -143,7 +143,7 @@ class CommandLineIT {
             NodeProcess node = nodes.launch("port-in-use").workDir(workDir)
                     .args("--cluster", cluster("n1", p[0], p[1]), "--data-dir", tmp.resolve("data").toString())
                     .start();
-            assertRejected("HTTP port in use", node, List.of(Integer.toString(p[0])));
+            assertRejected("HTTP port in use", node, List.of(Integer.toString(holder.getLocalPort())));
         }
     }
 

@@ -55,7 +55,7 @@ class CrashRecoveryIT {
     private void crashWhileIdle(List<String> extraArgs) {
         Node node = new Node(extraArgs);
         NodeProcess first = node.start("n1");
-        KvorumClient client = KvorumClient.create(baseUri(node.http), Duration.ofSeconds(30));
+        KvorumClient client = node.client();
         WriteLoad load = new WriteLoad(client, "idle", PARALLELISM, 42);
 
         load.writeAll(KEYS, ANSWERS);
@@ -68,7 +68,8 @@ class CrashRecoveryIT {
                 .isEqualTo(KILLED_BY_SIGKILL);
 
         node.start("n1-restarted");
-        Map<String, Optional<byte[]>> read = WriteLoad.readAll(client, acknowledged.keySet(), PARALLELISM, ANSWERS);
+        Map<String, Optional<byte[]>> read =
+                WriteLoad.readAll(node.client(), acknowledged.keySet(), PARALLELISM, ANSWERS);
         assertThat(WriteLoad.mismatches(acknowledged, read))
                 .as("acknowledged writes missing or changed after SIGKILL and restart (%d acknowledged)",
                         acknowledged.size())
@@ -84,7 +85,7 @@ class CrashRecoveryIT {
     void sigkillDuringWritesLosesNoAcknowledgedWrite() {
         Node node = new Node(List.of());
         NodeProcess first = node.start("n1");
-        KvorumClient client = KvorumClient.create(baseUri(node.http), Duration.ofSeconds(30));
+        KvorumClient client = node.client();
         WriteLoad load = new WriteLoad(client, "busy", PARALLELISM, 7);
 
         load.startContinuous();
@@ -100,7 +101,8 @@ class CrashRecoveryIT {
         Map<String, byte[]> acknowledged = load.acknowledged();
         Map<String, byte[]> attempted = load.attempted();
         node.start("n1-restarted");
-        Map<String, Optional<byte[]>> read = WriteLoad.readAll(client, attempted.keySet(), PARALLELISM, ANSWERS);
+        Map<String, Optional<byte[]>> read =
+                WriteLoad.readAll(node.client(), attempted.keySet(), PARALLELISM, ANSWERS);
 
         assertThat(WriteLoad.mismatches(acknowledged, read))
                 .as("acknowledged writes missing or changed after SIGKILL during writes "
@@ -132,6 +134,11 @@ class CrashRecoveryIT {
 
         NodeProcess start(String name) {
             return nodes.launch(name).args(args).startReady(http);
+        }
+
+        /** A new client, so that no connection pooled before a restart is reused after it. */
+        KvorumClient client() {
+            return KvorumClient.create(baseUri(http), Duration.ofSeconds(30));
         }
     }
 }

@@ -51,7 +51,7 @@ class GracefulShutdownIT {
     void sigtermExitsZeroLogsThatItStoppedAndKeepsTheData() {
         Node node = new Node();
         NodeProcess first = node.start("n1");
-        KvorumClient client = KvorumClient.create(baseUri(node.http), Duration.ofSeconds(30));
+        KvorumClient client = node.client();
         WriteLoad load = new WriteLoad(client, "before-term", PARALLELISM, 1);
         load.writeAll(500, ANSWERS);
         assertThat(load.failed()).as("writes a healthy node refused").isEmpty();
@@ -67,7 +67,8 @@ class GracefulShutdownIT {
 
         node.start("n1-restarted");
         Map<String, byte[]> acknowledged = load.acknowledged();
-        Map<String, Optional<byte[]>> read = WriteLoad.readAll(client, acknowledged.keySet(), PARALLELISM, ANSWERS);
+        Map<String, Optional<byte[]>> read =
+                WriteLoad.readAll(node.client(), acknowledged.keySet(), PARALLELISM, ANSWERS);
         assertThat(WriteLoad.mismatches(acknowledged, read))
                 .as("writes acknowledged before SIGTERM, read after restart").isEmpty();
     }
@@ -110,7 +111,8 @@ class GracefulShutdownIT {
         node.start("n1-restarted");
         Map<String, byte[]> acknowledged = load.acknowledged();
         Map<String, byte[]> attempted = load.attempted();
-        Map<String, Optional<byte[]>> read = WriteLoad.readAll(client, attempted.keySet(), PARALLELISM, ANSWERS);
+        Map<String, Optional<byte[]>> read =
+                WriteLoad.readAll(node.client(), attempted.keySet(), PARALLELISM, ANSWERS);
         assertThat(WriteLoad.mismatches(acknowledged, read))
                 .as("writes acknowledged around SIGTERM, read after restart (%d in flight at SIGTERM)", inFlightAtTerm)
                 .isEmpty();
@@ -207,11 +209,17 @@ class GracefulShutdownIT {
         Node() {
             int[] ports = NodeProcess.freePorts(2);
             http = ports[0];
-            args = List.of("--cluster", cluster("n1", ports[0], ports[1]), "--data-dir", tmp.resolve("data").toString());
+            args = List.of("--cluster", cluster("n1", ports[0], ports[1]),
+                    "--data-dir", tmp.resolve("data").toString());
         }
 
         NodeProcess start(String name) {
             return nodes.launch(name).args(args).startReady(http);
+        }
+
+        /** A new client, so that no connection pooled before a restart is reused after it. */
+        KvorumClient client() {
+            return KvorumClient.create(baseUri(http), Duration.ofSeconds(30));
         }
     }
 }

@@ -135,14 +135,6 @@ final class NodeProcess {
         return new java.io.File("/dev/null");
     }
 
-    String name() {
-        return name;
-    }
-
-    long pid() {
-        return process.pid();
-    }
-
     boolean isAlive() {
         return process.isAlive();
     }

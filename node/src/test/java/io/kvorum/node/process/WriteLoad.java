@@ -30,7 +30,6 @@ final class WriteLoad {
 
     private final KvorumClient client;
     private final String prefix;
-    private final int parallelism;
     private final Semaphore permits;
     private final Random random;
     private final AtomicInteger outstanding = new AtomicInteger();
@@ -44,7 +43,6 @@ final class WriteLoad {
     WriteLoad(KvorumClient client, String prefix, int parallelism, long seed) {
         this.client = client;
         this.prefix = prefix;
-        this.parallelism = parallelism;
         this.permits = new Semaphore(parallelism);
         this.random = new Random(seed);
     }
@@ -134,10 +132,6 @@ final class WriteLoad {
     /** Writes issued and not yet answered. */
     int inFlight() {
         return outstanding.get();
-    }
-
-    int parallelism() {
-        return parallelism;
     }
 
     int acknowledgedCount() {
