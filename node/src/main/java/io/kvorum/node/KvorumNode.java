@@ -17,6 +17,7 @@ import io.kvorum.node.util.NamedThreadFactory;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
+import java.nio.channels.UnresolvedAddressException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
@@ -91,8 +92,7 @@ public final class KvorumNode implements AutoCloseable {
                     transport = GrpcTransport.start(config, config.self().grpcPort(), local, requestTimer, clock);
                 } catch (IOException e) {
                     throw new StartupException("cannot listen for gRPC on " + config.bindAddress() + ":"
-                            + config.self().grpcPort() + ": " + (isBindFailure(e)
-                            ? "address already in use or not available" : e.getMessage()));
+                            + config.self().grpcPort() + ": " + bindFailure(e));
                 }
                 replicas.putAll(transport.peers());
             }
@@ -122,7 +122,7 @@ public final class KvorumNode implements AutoCloseable {
                 address = gateway.start(config.bindAddress(), httpPort);
             } catch (Exception e) {
                 throw new StartupException("cannot listen for HTTP on " + config.bindAddress() + ":" + httpPort + ": "
-                        + (isBindFailure(e) ? "address already in use or not available" : e.getMessage()));
+                        + bindFailure(e));
             }
             log.info("node {} serving HTTP on {} with data in {} (cluster of {}, replication factor {}{})",
                     selfId, address, config.dataDir().toAbsolutePath().normalize(), config.topology().size(),
@@ -143,13 +143,17 @@ public final class KvorumNode implements AutoCloseable {
         }
     }
 
-    private static boolean isBindFailure(Throwable e) {
+    /** Why binding failed, for the one-line startup message; never "null". */
+    private static String bindFailure(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof BindException) {
-                return true;
+                return "address already in use or not available";
+            }
+            if (t instanceof UnresolvedAddressException) {
+                return "cannot resolve the address";
             }
         }
-        return false;
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
     }
 
     private static StorageService openStorage(NodeConfig config) throws StartupException {

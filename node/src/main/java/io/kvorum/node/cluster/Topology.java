@@ -1,6 +1,8 @@
 package io.kvorum.node.cluster;
 
 import io.kvorum.node.config.ConfigException;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -15,6 +17,12 @@ import java.util.regex.Pattern;
 public final class Topology {
 
     private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
+    /**
+     * A DNS name or an IPv4 address: dot-separated labels of letters, digits, inner '-' and '_'
+     * (container networks use '_' in names that resolve).
+     */
+    private static final Pattern HOST_NAME = Pattern.compile(
+            "[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\\.?");
 
     private final List<ClusterMember> members;
 
@@ -74,12 +82,30 @@ public final class Topology {
         if (host.isEmpty() || host.contains("[") || host.contains("]")) {
             throw new ConfigException(problem);
         }
+        if (!isHost(host)) {
+            throw new ConfigException(problem + " (host '" + host + "' is not a host name or IP address)");
+        }
         int http = parsePort(address.substring(httpColon + 1, grpcColon), problem);
         int grpc = parsePort(address.substring(grpcColon + 1), problem);
         if (http == grpc) {
             throw new ConfigException(problem + " (HTTP and gRPC ports must differ)");
         }
         return new ClusterMember(id, host, http, grpc);
+    }
+
+    /**
+     * Whether {@code host} is syntactically a host name, an IPv4 address or an IPv6 address (without
+     * brackets). Nothing is looked up.
+     */
+    public static boolean isHost(String host) {
+        if (host.indexOf(':') >= 0) {
+            try {
+                return new URI("http://[" + host + "]/").getHost() != null; // URI checks IPv6 syntax
+            } catch (URISyntaxException e) {
+                return false;
+            }
+        }
+        return host.length() <= 253 && HOST_NAME.matcher(host).matches();
     }
 
     private static int parsePort(String s, String problem) throws ConfigException {

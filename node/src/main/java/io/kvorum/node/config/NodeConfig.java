@@ -98,6 +98,10 @@ public record NodeConfig(
             if (bind != null && bind.isBlank()) {
                 throw new ConfigException(name(NodeOption.BIND) + " is empty");
             }
+            if (bind != null && !Topology.isHost(bind.startsWith("[") && bind.endsWith("]")
+                    ? bind.substring(1, bind.length() - 1) : bind)) {
+                throw new ConfigException(name(NodeOption.BIND) + " '" + bind + "' is not a host name or IP address");
+            }
             int rf = raw.get(NodeOption.REPLICATION_FACTOR) == null
                     ? topology.size()
                     : intIn(NodeOption.REPLICATION_FACTOR, 1, topology.size());

@@ -1,0 +1,48 @@
+package io.kvorum.node.process;
+
+import java.time.Duration;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Bounded polling: the tests wait for a condition, never for a fixed time. A condition that does
+ * not hold within its bound fails the test with a message that says what was awaited.
+ */
+final class Await {
+
+    private static final Duration POLL_INTERVAL = Duration.ofMillis(20);
+
+    private Await() {
+    }
+
+    /**
+     * Polls {@code condition} until it holds.
+     *
+     * @param details appended to the failure message (e.g. a child process's logs); read only on failure
+     * @throws AssertionError when the bound passes first
+     */
+    static void until(String what, Duration bound, BooleanSupplier condition, Supplier<String> details) {
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline >= 0) {
+                throw new AssertionError("timed out after " + bound.toMillis() + " ms waiting for " + what
+                        + "\n" + details.get());
+            }
+            pause();
+        }
+    }
+
+    static void until(String what, Duration bound, BooleanSupplier condition) {
+        until(what, bound, condition, () -> "");
+    }
+
+    /** One poll interval, between two checks of a condition. */
+    static void pause() {
+        try {
+            Thread.sleep(POLL_INTERVAL.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while polling", e);
+        }
+    }
+}

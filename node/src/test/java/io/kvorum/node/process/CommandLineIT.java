@@ -1,0 +1,284 @@
+package io.kvorum.node.process;
+
+import static io.kvorum.node.process.NodeProcess.baseUri;
+import static io.kvorum.node.process.NodeProcess.cluster;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvorum.client.KvorumClient;
+import io.kvorum.node.config.NodeOption;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * SPEC §1, the command line: "A bad option ... exits non-zero at once with a one-line message on
+ * stderr that says what is wrong, and no stack trace"; options as environment variables, a flag
+ * winning over its variable, {@code --help}, and the defaults with no options at all.
+ *
+ * <p>Every process runs in a fresh working directory, so a node that wrongly starts with the
+ * default {@code ./data/n1} writes into the test's temporary directory, and every bad-option case
+ * gives a valid {@code --cluster} on free ports (unless {@code --cluster} is what is bad), so such a
+ * node would not take port 8080 either.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class CommandLineIT {
+
+    /**
+     * How long a rejected command line may take to exit: JVM start on a busy machine, then "at
+     * once". A node that wrongly accepted its options would keep running and never exit.
+     */
+    private static final Duration REJECTED_EXIT = Duration.ofSeconds(20);
+    /** The SPEC's bound from SIGTERM to exit. */
+    private static final Duration SIGTERM_EXIT = Duration.ofSeconds(10);
+
+    /** The options SPEC §1 lists; {@code --help} must name each. */
+    private static final List<String> SPEC_OPTIONS = List.of("--cluster", "--node-id", "--data-dir", "--bind",
+            "--replication-factor", "--fsync", "--anti-entropy-interval", "--request-timeout", "--max-value-bytes");
+
+    @TempDir
+    Path tmp;
+
+    @RegisterExtension
+    final NodeProcesses nodes = new NodeProcesses(() -> tmp);
+
+    private Path workDir;
+
+    @BeforeEach
+    void createWorkDir() throws IOException {
+        workDir = Files.createDirectories(tmp.resolve("work"));
+    }
+
+    /** A bad command line or environment, and the words its message must contain. */
+    record BadOption(String what, List<String> args, Map<String, String> env, List<String> mentions) {
+        @Override
+        public String toString() {
+            return what;
+        }
+    }
+
+    static Stream<Arguments> badOptions() {
+        int[] p = NodeProcess.freePorts(4);
+        String ok = cluster("n1", p[0], p[1]);
+        String loopback = "127.0.0.1:" + p[0] + ":" + p[1];
+        return Stream.of(
+                bad("unknown flag", List.of("--cluster", ok, "--no-such-option", "1"), Map.of(), "--no-such-option"),
+                bad("unknown switch", List.of("--cluster", ok, "--verbose"), Map.of(), "--verbose"),
+                bad("flag without its value", List.of("--cluster", ok, "--data-dir"), Map.of(), "--data-dir"),
+                bad("--cluster entry without '='", List.of("--cluster", "n1"), Map.of(), "--cluster"),
+                bad("--cluster entry without ports", List.of("--cluster", "n1=127.0.0.1"), Map.of(), "--cluster"),
+                bad("--cluster entry without gRPC port", List.of("--cluster", "n1=127.0.0.1:" + p[0]), Map.of(),
+                        "--cluster"),
+                bad("--cluster entry with a port that is not a number",
+                        List.of("--cluster", "n1=127.0.0.1:http:" + p[1]), Map.of(), "--cluster"),
+                bad("--cluster entry with a port over 65535", List.of("--cluster", "n1=127.0.0.1:70000:" + p[1]),
+                        Map.of(), "--cluster"),
+                bad("--cluster entry with an empty id", List.of("--cluster", "=" + loopback), Map.of(), "--cluster"),
+                bad("--cluster entry with an empty host", List.of("--cluster", "n1=:" + p[0] + ":" + p[1]), Map.of(),
+                        "--cluster"),
+                bad("--cluster entry with a fourth field", List.of("--cluster", "n1=" + loopback + ":" + p[2]),
+                        Map.of(), "--cluster"),
+                bad("--cluster entries separated by ';'",
+                        List.of("--cluster", "n1=" + loopback + ";" + cluster("n2", p[2], p[3]), "--node-id", "n1"),
+                        Map.of(), "--cluster"),
+                bad("--cluster host with a space", List.of("--cluster", "n1=bad host:" + p[0] + ":" + p[1]), Map.of(),
+                        "--cluster"),
+                bad("--cluster empty", List.of("--cluster", ""), Map.of(), "--cluster"),
+                bad("--cluster with a trailing comma", List.of("--cluster", ok + ","), Map.of(), "--cluster"),
+                bad("duplicate node ids", List.of("--cluster", ok + "," + cluster("n1", p[2], p[3])), Map.of(), "n1"),
+                bad("--node-id not in --cluster", List.of("--cluster", ok, "--node-id", "n7"), Map.of(), "n7"),
+                bad("two-node --cluster without --node-id", List.of("--cluster", ok + "," + cluster("n2", p[2], p[3])),
+                        Map.of(), "--node-id"),
+                bad("--bind host with a space", List.of("--cluster", ok, "--bind", "bad host"), Map.of(), "--bind"),
+                bad("--request-timeout not a number", List.of("--cluster", ok, "--request-timeout", "abc"), Map.of(),
+                        "--request-timeout"),
+                bad("--replication-factor over the cluster size", List.of("--cluster", ok, "--replication-factor", "5"),
+                        Map.of(), "--replication-factor"),
+                bad("--replication-factor 0", List.of("--cluster", ok, "--replication-factor", "0"), Map.of(),
+                        "--replication-factor"),
+                bad("--max-value-bytes negative", List.of("--cluster", ok, "--max-value-bytes", "-1"), Map.of(),
+                        "--max-value-bytes"),
+                bad("--fsync=maybe", List.of("--cluster", ok, "--fsync=maybe"), Map.of(), "--fsync"),
+                bad("KVORUM_FSYNC=maybe", List.of("--cluster", ok), Map.of("KVORUM_FSYNC", "maybe"), "KVORUM_FSYNC"),
+                bad("KVORUM_REQUEST_TIMEOUT not a number", List.of("--cluster", ok),
+                        Map.of("KVORUM_REQUEST_TIMEOUT", "abc"), "KVORUM_REQUEST_TIMEOUT"),
+                bad("KVORUM_CLUSTER malformed", List.of(), Map.of("KVORUM_CLUSTER", "n1=127.0.0.1"), "KVORUM_CLUSTER"));
+    }
+
+    private static Arguments bad(String what, List<String> args, Map<String, String> env, String mention) {
+        return Arguments.of(Named.of(what, new BadOption(what, args, env, List.of(mention))));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badOptions")
+    void badOptionIsRejected(BadOption option) {
+        NodeProcesses.Launch launch = nodes.launch("bad").args(option.args()).workDir(workDir);
+        option.env().forEach(launch::env);
+        assertRejected(option.what(), launch.start(), option.mentions());
+    }
+
+    @Test
+    void httpPortInUseIsRejected() throws IOException {
+        int[] p = NodeProcess.freePorts(2);
+        try (ServerSocket holder = new ServerSocket(p[0], 50, InetAddress.getLoopbackAddress())) {
+            NodeProcess node = nodes.launch("port-in-use").workDir(workDir)
+                    .args("--cluster", cluster("n1", p[0], p[1]), "--data-dir", tmp.resolve("data").toString())
+                    .start();
+            assertRejected("HTTP port in use", node, List.of(Integer.toString(holder.getLocalPort())));
+        }
+    }
+
+    @Test
+    void dataDirThatCannotBeCreatedIsRejected() throws IOException {
+        // Permissions do not stop root, but nothing can create a directory under a regular file.
+        Path file = Files.writeString(tmp.resolve("plain-file"), "not a directory");
+        Path dataDir = file.resolve("sub");
+        int[] p = NodeProcess.freePorts(2);
+        NodeProcess node = nodes.launch("bad-data-dir").workDir(workDir)
+                .args("--cluster", cluster("n1", p[0], p[1]), "--data-dir", dataDir.toString())
+                .start();
+        assertRejected("data dir under a regular file", node, List.of(dataDir.toString()));
+    }
+
+    @Test
+    void dataDirInUseByARunningNodeIsRejected() {
+        Path dataDir = tmp.resolve("shared-data");
+        int[] p = NodeProcess.freePorts(4);
+        NodeProcess owner = nodes.launch("owner").workDir(workDir)
+                .args("--cluster", cluster("n1", p[0], p[1]), "--data-dir", dataDir.toString())
+                .startReady(p[0]);
+        NodeProcess second = nodes.launch("second").workDir(workDir)
+                .args("--cluster", cluster("n1", p[2], p[3]), "--data-dir", dataDir.toString())
+                .start();
+        assertRejected("data dir in use", second, List.of(dataDir.toString()));
+        assertThat(owner.isAlive()).as("the node that owns the data dir still runs").isTrue();
+        owner.awaitReady(p[0]);
+    }
+
+    @Test
+    void environmentVariablesAloneConfigureTheNode() {
+        int[] p = NodeProcess.freePorts(2);
+        Path dataDir = tmp.resolve("env-data");
+        NodeProcess node = nodes.launch("env").workDir(workDir)
+                .env("KVORUM_CLUSTER", cluster("n1", p[0], p[1]))
+                .env("KVORUM_DATA_DIR", dataDir.toString())
+                .startReady(p[0]);
+
+        assertRoundTrip(p[0]);
+        assertThat(dataDir).as("KVORUM_DATA_DIR").isNotEmptyDirectory();
+        assertThat(workDir.resolve("data")).as("the default data dir, which KVORUM_DATA_DIR replaces").doesNotExist();
+        assertStopsOnSigterm(node);
+    }
+
+    @Test
+    void flagWinsOverItsVariable() {
+        int[] p = NodeProcess.freePorts(4);
+        Path envData = tmp.resolve("env-data");
+        Path flagData = tmp.resolve("flag-data");
+        NodeProcess node = nodes.launch("flag-over-env").workDir(workDir)
+                .env("KVORUM_CLUSTER", cluster("n1", p[0], p[1]))
+                .env("KVORUM_DATA_DIR", envData.toString())
+                .env("KVORUM_REQUEST_TIMEOUT", "abc") // invalid, but overridden: must not matter
+                .args("--cluster", cluster("n1", p[2], p[3]), "--data-dir", flagData.toString(),
+                        "--request-timeout", "1000")
+                .startReady(p[2]);
+
+        assertRoundTrip(p[2]);
+        assertThat(flagData).as("--data-dir").isNotEmptyDirectory();
+        assertThat(envData).as("KVORUM_DATA_DIR, overridden by --data-dir").doesNotExist();
+        assertThatThrownBy(() -> new Socket(InetAddress.getLoopbackAddress(), p[0]).close())
+                .as("nothing listens on the HTTP port of KVORUM_CLUSTER, overridden by --cluster")
+                .isInstanceOf(IOException.class);
+        assertStopsOnSigterm(node);
+    }
+
+    @Test
+    void helpExitsZeroAndListsEveryOption() {
+        NodeProcess help = nodes.launch("help").workDir(workDir).args("--help").start();
+        assertThat(help.awaitExit(REJECTED_EXIT)).as("exit status of --help\n%s", help.describe()).isZero();
+        List<String> expected = new ArrayList<>(SPEC_OPTIONS);
+        for (NodeOption o : NodeOption.values()) {
+            expected.add(o.flag());
+        }
+        assertThat(help.stdout()).as("--help output").contains(expected);
+        assertThat(help.stderr()).as("stderr of --help").isBlank();
+        assertThat(workDir.resolve("data")).as("--help starts no node").doesNotExist();
+    }
+
+    /**
+     * With no options at all: a single-node cluster on 127.0.0.1:8080 with its data in
+     * {@code ./data/n1}. Port 8080 (and 9080, the default gRPC port) must be free on this machine; if
+     * another program holds it the test fails and says so, since a skipped test would look passed.
+     */
+    @Test
+    void noOptionsServesOn8080WithDataInDataN1() {
+        for (int port : new int[] {8080, 9080}) {
+            try (ServerSocket probe = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+                assertThat(probe.getLocalPort()).isEqualTo(port);
+            } catch (IOException e) {
+                throw new AssertionError("this test needs 127.0.0.1:" + port + " free for the node's default "
+                        + "--cluster, but another process holds it (" + e.getMessage() + "); stop that process and "
+                        + "run the test again", e);
+            }
+        }
+        NodeProcess node = nodes.launch("defaults").workDir(workDir).startReady(8080);
+        assertThat(node.isAlive()).as("the node this test started serves 8080").isTrue();
+
+        assertRoundTrip(8080);
+        assertThat(workDir.resolve("data").resolve("n1")).as("./data/n1 under the working directory")
+                .isNotEmptyDirectory();
+        assertStopsOnSigterm(node);
+    }
+
+    /**
+     * Exit non-zero within {@link #REJECTED_EXIT}; stderr exactly one non-blank line naming each of
+     * {@code mentions}; no stack trace on stderr or stdout.
+     */
+    private void assertRejected(String what, NodeProcess node, List<String> mentions) {
+        int status = node.awaitExit(REJECTED_EXIT);
+        String stderr = node.stderr();
+        String stdout = node.stdout();
+        String context = " (" + what + ")\n" + node.describe();
+        assertThat(status).as("exit status" + context).isNotZero();
+        List<String> lines = stderr.lines().toList();
+        assertThat(lines).as("stderr lines" + context).hasSize(1);
+        String message = lines.get(0);
+        assertThat(message).as("the message" + context).isNotBlank().contains(mentions)
+                .doesNotContainPattern("\\bnull\\b");
+        for (String output : List.of(stderr, stdout)) {
+            assertThat(output).as("no stack trace" + context).doesNotContain("Exception").doesNotContain("\tat ");
+        }
+    }
+
+    private static void assertRoundTrip(int httpPort) {
+        KvorumClient client = KvorumClient.create(baseUri(httpPort), Duration.ofSeconds(30));
+        byte[] value = ("value on " + httpPort).getBytes(StandardCharsets.UTF_8);
+        client.put("command-line-it", value).join();
+        assertThat(client.get("command-line-it").join()).as("value read back from port " + httpPort)
+                .hasValueSatisfying(v -> assertThat(v).isEqualTo(value));
+    }
+
+    private static void assertStopsOnSigterm(NodeProcess node) {
+        node.terminate();
+        assertThat(node.awaitExit(SIGTERM_EXIT)).as("exit status after SIGTERM\n%s", node.describe()).isZero();
+    }
+}
