@@ -5,6 +5,7 @@ import io.kvorum.node.KvorumNode;
 import io.kvorum.node.config.ConfigException;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
+import io.kvorum.node.time.Clock;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -21,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -42,7 +44,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Per node: {@link #stop} (graceful {@link KvorumNode#close()}), {@link #kill} (abrupt
  * {@link KvorumNode#kill()}), {@link #restart}, {@link #wipe} (delete the data of a node that is
- * down), {@link #client}, {@link #isUp}. Requests use a short {@code --request-timeout}
+ * down), {@link #client}, {@link #isUp}, and {@link #clock} to skew its wall clock. Requests use a short {@code --request-timeout}
  * ({@link #DEFAULT_REQUEST_TIMEOUT}) unless the test gives {@link NodeOption#REQUEST_TIMEOUT}.
  *
  * <p>Not thread-safe for lifecycle calls (start, stop, kill, restart, wipe): call them from the
@@ -74,11 +76,36 @@ public final class MiniCluster implements AutoCloseable {
      */
     @FunctionalInterface
     public interface NodeLauncher {
-        KvorumNode start(NodeConfig config) throws KvorumNode.StartupException;
+        /** Starts the node on the HTTP port of its {@code --cluster} entry, with {@code clock} as its time. */
+        KvorumNode start(NodeConfig config, Clock clock) throws KvorumNode.StartupException;
     }
 
     /** Nodes that replicate over gRPC, as in production. */
-    public static final NodeLauncher GRPC = KvorumNode::start;
+    public static final NodeLauncher GRPC = (config, clock) -> KvorumNode.start(config, config.self().httpPort(), clock);
+
+    /**
+     * A node's wall clock: the system's, shifted by a skew that a test may change at any time, as
+     * the clocks of real machines disagree. All nodes of one JVM otherwise share one clock, which
+     * orders their writes by itself and hides what the hybrid logical clock must do. Monotonic time
+     * (deadlines) is not shifted.
+     */
+    public static final class SkewedClock implements Clock {
+        private final AtomicLong skewMillis = new AtomicLong();
+
+        @Override
+        public long currentTimeMillis() {
+            return System.currentTimeMillis() + skewMillis.get();
+        }
+
+        @Override
+        public long nanoTime() {
+            return System.nanoTime();
+        }
+
+        public void setSkew(Duration skew) {
+            skewMillis.set(skew.toMillis());
+        }
+    }
 
     private final NodeLauncher launcher;
     private final Path root;
@@ -86,6 +113,7 @@ public final class MiniCluster implements AutoCloseable {
     private final Placement placement;
     private final Duration requestTimeout;
     private final Map<String, NodeConfig> configs = new LinkedHashMap<>();
+    private final Map<String, SkewedClock> clocks = new LinkedHashMap<>();
     private final Map<String, KvorumNode> running = new ConcurrentHashMap<>();
     private final Map<String, KvorumClient> clients = new ConcurrentHashMap<>();
     private final List<KvorumNode> outsiders = new ArrayList<>();
@@ -111,6 +139,7 @@ public final class MiniCluster implements AutoCloseable {
             raw.put(NodeOption.NODE_ID, m.id());
             raw.put(NodeOption.DATA_DIR, root.resolve(m.id()).toString());
             configs.put(m.id(), NodeConfig.fromRaw(raw));
+            clocks.put(m.id(), new SkewedClock());
         }
         this.requestTimeout = configs.values().iterator().next().requestTimeout();
     }
@@ -170,7 +199,7 @@ public final class MiniCluster implements AutoCloseable {
         if (running.containsKey(id)) {
             throw new IllegalStateException(id + " is already up");
         }
-        running.put(id, launcher.start(config(id)));
+        running.put(id, launcher.start(config(id), clocks.get(id)));
     }
 
     /** Node ids, {@code n1..nN}. */
@@ -193,6 +222,11 @@ public final class MiniCluster implements AutoCloseable {
 
     public NodeConfig config(String id) {
         return configs.get(checked(id));
+    }
+
+    /** The node's clock (kept across restarts); see {@link SkewedClock}. */
+    public SkewedClock clock(String id) {
+        return clocks.get(checked(id));
     }
 
     public ClusterMember member(String id) {
@@ -341,7 +375,7 @@ public final class MiniCluster implements AutoCloseable {
         raw.put(NodeOption.DATA_DIR, root.resolve("outsider-" + outsiders.size() + "-" + nodeId).toString());
         raw.put(NodeOption.REQUEST_TIMEOUT, Long.toString(requestTimeout.toMillis()));
         raw.put(NodeOption.HTTP_THREADS, "2");
-        KvorumNode node = launcher.start(NodeConfig.fromRaw(raw));
+        KvorumNode node = launcher.start(NodeConfig.fromRaw(raw), Clock.SYSTEM);
         outsiders.add(node);
         return node;
     }
