@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.client.KvorumException;
+import io.kvorum.node.KvorumNode;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
 import io.kvorum.node.cluster.MiniCluster.ThrowingConsumer;
 import io.kvorum.node.config.NodeOption;
@@ -190,7 +191,8 @@ abstract class ClusterScenarioSupport {
         return up.get(Math.floorMod(i, up.size()));
     }
 
-    static KvorumClient clientOf(io.kvorum.node.KvorumNode node) {
+    /** A client of a node started outside the cluster ({@link MiniCluster#startOutsider}). */
+    static KvorumClient clientOf(KvorumNode node) {
         return KvorumClient.create(URI.create("http://" + node.httpAddress().getHostString() + ":"
                 + node.httpAddress().getPort()), Duration.ofSeconds(20));
     }

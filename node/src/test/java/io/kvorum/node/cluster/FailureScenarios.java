@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumClient.Options;
-import io.kvorum.node.KvorumNode;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
 import io.kvorum.node.config.NodeOption;
 import java.time.Duration;

@@ -113,7 +113,7 @@ abstract class OrderingScenarios extends ClusterScenarioSupport {
             // PUT, PUT, DELETE, PUT, DELETE, PUT: a key gets the first 2..6 of them, so that the last
             // one is a put after a put, a delete after a put, a put after a delete, ...
             boolean[] isDelete = {false, false, true, false, true, false};
-            for (int i = 0; i < 150; i++) {
+            for (int i = 0; i < 200; i++) {
                 String key = "back-to-back-" + i;
                 int ops = 2 + i % 5;
                 String expected = null;
