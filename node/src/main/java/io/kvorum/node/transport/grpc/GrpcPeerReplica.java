@@ -158,6 +158,14 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
                 pending.fail(new ReplicaUnavailableException("sending to " + peerId + " failed: " + e.getMessage()));
                 return result;
             }
+            // The stream may have failed before this call joined it: with the channel's direct executor
+            // it can even fail inside stub.exchange() above, when the peer has just become unreachable.
+            // failAll() has then run already and never saw this call, and a message sent on a closed
+            // stream is dropped silently, so fail the call here rather than at its timeout.
+            if (s.broken && s.pending.remove(callId) != null) {
+                pending.fail(new ReplicaUnavailableException("stream to " + peerId + " failed"));
+                return result;
+            }
         }
         pending.timeout = timer.schedule(() -> {
             if (s.pending.remove(callId) != null) {

@@ -1,0 +1,8 @@
+package io.kvorum.node.cluster;
+
+/** {@link FailureScenarios} over gRPC. */
+class ClusterScenariosFailureGrpcTest extends FailureScenarios {
+    ClusterScenariosFailureGrpcTest() {
+        super(MiniCluster.GRPC);
+    }
+}

@@ -1,0 +1,267 @@
+package io.kvorum.node.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.client.KvorumClient.Options;
+import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
+import io.kvorum.node.config.NodeOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Which version wins (SPEC §3): last-write-wins on the coordinators' hybrid-logical-clock
+ * timestamps, tombstones included; back-to-back writes through different coordinators with no
+ * sleep; and the invariant that a read whose quorum overlaps the last write's (R + W > from) sees
+ * it, under concurrent clients.
+ *
+ * <p>The nodes' wall clocks are skewed by tens of milliseconds ({@link #skewClocks}), as real
+ * machines' are: in one JVM they would otherwise share one clock, which orders most writes by
+ * itself and would hide a hybrid logical clock that does not move past what it has seen.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+abstract class OrderingScenarios extends ClusterScenarioSupport {
+
+    OrderingScenarios(NodeLauncher launcher) {
+        super(launcher);
+    }
+
+    /** n1 on time, n2 50 ms behind, n3 50 ms ahead: every rotation n1 → n2 → n3 → n1 steps back once. */
+    static void skewClocks(MiniCluster cluster) {
+        long[] skews = {0, -50, 50};
+        for (int i = 0; i < cluster.size(); i++) {
+            cluster.clock(cluster.ids().get(i)).setSkew(Duration.ofMillis(skews[i % skews.length]));
+        }
+    }
+
+    /**
+     * A write, a delete, an overwrite and a re-create, each missed by a replica that was stopped
+     * (gracefully) at the time: after it restarts, a read of all replicas (ack = from = N) answers
+     * the newest version, although the restarted replica answers its older one. The keys are led
+     * by that replica and the reads go through every node, the restarted one included, whose own
+     * stale answer is then the first it gets.
+     */
+    @ParameterizedTest(name = "{0} nodes")
+    @ValueSource(ints = {2, 3})
+    void aReplicaThatMissedUpdatesLosesToThemAfterRestart(int n) throws Exception {
+        withCluster(n, c -> {
+            skewClocks(c);
+            String victim = "n1";
+            Options all = q(n, n);
+            Options withoutVictim = q(n - 1, n);
+            String written = c.keyWhosePreferenceStartsWith("missed-write-", List.of(victim));
+            String deleted = c.keyWhosePreferenceStartsWith("missed-delete-", List.of(victim));
+            String overwritten = c.keyWhosePreferenceStartsWith("missed-overwrite-", List.of(victim));
+            String recreated = c.keyWhosePreferenceStartsWith("missed-recreate-", List.of(victim));
+            assertThat(put(c, "n2", deleted, "old", all).status()).isEqualTo(Answer.CREATED);
+            assertThat(put(c, "n2", overwritten, "old", all).status()).isEqualTo(Answer.CREATED);
+            assertThat(put(c, "n2", recreated, "old", all).status()).isEqualTo(Answer.CREATED);
+            assertThat(delete(c, "n2", recreated, all).status()).isEqualTo(Answer.ACCEPTED);
+
+            c.stop(victim);
+            assertThat(put(c, upNode(c, 0), written, "new", withoutVictim).status()).isEqualTo(Answer.CREATED);
+            assertThat(delete(c, upNode(c, 1), deleted, withoutVictim).status()).isEqualTo(Answer.ACCEPTED);
+            assertThat(put(c, upNode(c, 2), overwritten, "new", withoutVictim).status()).isEqualTo(Answer.CREATED);
+            assertThat(put(c, upNode(c, 3), recreated, "new", withoutVictim).status()).isEqualTo(Answer.CREATED);
+            c.restart(victim);
+
+            for (String via : c.ids()) {
+                assertThat(get(c, via, written, all)).as("missed write, through " + via)
+                        .isEqualTo(new Answer(Answer.OK, "new"));
+                assertThat(get(c, via, deleted, all)).as("missed delete, through " + via)
+                        .isEqualTo(new Answer(Answer.NOT_FOUND, ""));
+                assertThat(get(c, via, overwritten, all)).as("missed overwrite, through " + via)
+                        .isEqualTo(new Answer(Answer.OK, "new"));
+                assertThat(get(c, via, recreated, all)).as("missed re-create, through " + via)
+                        .isEqualTo(new Answer(Answer.OK, "new"));
+            }
+        });
+    }
+
+    /**
+     * SPEC §3: no sleep is needed between two writes when the second goes through a node that
+     * acknowledged the first, or when the first was written with ack = from. Each key gets a
+     * sequence of puts and deletes, each through the next node, back to back; then a read through
+     * yet another node answers the last one. With {@code down = 0} every write is ack = from = N;
+     * with one node down every write is 2/3, which both nodes that are up must acknowledge.
+     */
+    @ParameterizedTest(name = "{0} nodes, {1} down")
+    @CsvSource({"2, 0", "3, 0", "3, 1"})
+    void backToBackWritesThroughDifferentCoordinatorsNeedNoSleep(int n, int down) throws Exception {
+        withCluster(n, c -> {
+            skewClocks(c);
+            for (int i = 0; i < down; i++) {
+                c.kill("n" + (n - i));
+            }
+            List<String> up = c.upNodes();
+            Options quorum = q(up.size(), n);
+            // PUT, PUT, DELETE, PUT, DELETE, PUT: a key gets the first 2..6 of them, so that the last
+            // one is a put after a put, a delete after a put, a put after a delete, ...
+            boolean[] isDelete = {false, false, true, false, true, false};
+            for (int i = 0; i < 200; i++) {
+                String key = "back-to-back-" + i;
+                int ops = 2 + i % 5;
+                String expected = null;
+                for (int j = 0; j < ops; j++) {
+                    String via = up.get((i + j) % up.size());
+                    String what = key + " op " + j + " through " + via;
+                    if (isDelete[j]) {
+                        assertThat(delete(c, via, key, quorum).status()).as(what).isEqualTo(Answer.ACCEPTED);
+                        expected = null;
+                    } else {
+                        expected = "v" + j + " through " + via;
+                        assertThat(put(c, via, key, expected, quorum).status()).as(what).isEqualTo(Answer.CREATED);
+                    }
+                }
+                String reader = up.get((i + ops) % up.size());
+                Answer read = get(c, reader, key, q(n - quorum.ack() + 1, n));
+                assertThat(read).as(key + " after " + ops + " operations, read through " + reader)
+                        .isEqualTo(expected == null ? new Answer(Answer.NOT_FOUND, "") : new Answer(Answer.OK, expected));
+            }
+        });
+    }
+
+    /** The last write a thread had acknowledged on one of its own keys; value null for a delete. */
+    private record Acknowledged(String value, int ack, int from) {
+        Answer expectedRead() {
+            return value == null ? new Answer(Answer.NOT_FOUND, "") : new Answer(Answer.OK, value);
+        }
+
+        /** The smallest read quorum that overlaps this write's: R + W > from. */
+        Options overlappingRead() {
+            return q(from - ack + 1, from);
+        }
+    }
+
+    /**
+     * Concurrent clients mixing reads, writes and deletes with every quorum, on a few keys:
+     * <ul>
+     *   <li>shared keys, written and deleted by every thread through any node: a successful read
+     *       returns a value some thread wrote to that key (or 404);</li>
+     *   <li>own keys, written by one thread only, always through the same node (whose clock then
+     *       orders them): right after each acknowledged write, and again for the last one after all
+     *       threads finished, a read with R + W > from through any node returns exactly that write
+     *       (SPEC §3 invariant); other threads read them meanwhile.</li>
+     * </ul>
+     * The request timeout is 2 s, so that with every node up a refusal means trouble; a few are
+     * tolerated for a loaded machine, and a write whose outcome is unknown is never relied upon.
+     */
+    @ParameterizedTest(name = "{0} nodes")
+    @ValueSource(ints = {2, 3})
+    void concurrentClientsReadOnlyWrittenValuesAndOverlappingQuorumsReadTheLastWrite(int n) throws Exception {
+        withCluster(n, Map.of(NodeOption.REQUEST_TIMEOUT, "2000"), c -> {
+            skewClocks(c);
+            int threads = 4;
+            int opsPerThread = 120;
+            List<int[]> quorums = allQuorums(n);
+            Map<String, Set<String>> attempted = new ConcurrentHashMap<>();
+            List<String> violations = Collections.synchronizedList(new ArrayList<>());
+            AtomicInteger requests = new AtomicInteger();
+            AtomicInteger refused = new AtomicInteger();
+            AtomicInteger verifiedReadBacks = new AtomicInteger();
+
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            List<Future<Map<String, Acknowledged>>> results = new ArrayList<>();
+            try {
+                for (int t = 0; t < threads; t++) {
+                    int thread = t;
+                    results.add(pool.submit(() -> {
+                        Random random = new Random(thread * 7919L + n);
+                        String home = c.ids().get(thread % n);
+                        Map<String, Acknowledged> own = new HashMap<>();
+                        for (int i = 0; i < opsPerThread; i++) {
+                            int[] quorum = quorums.get(random.nextInt(quorums.size()));
+                            Options options = q(quorum[0], quorum[1]);
+                            String via = c.ids().get(random.nextInt(n));
+                            int kind = random.nextInt(10);
+                            if (kind < 4) {
+                                String key = "own-" + thread + "-" + random.nextInt(3);
+                                String value = random.nextInt(4) == 0 ? null : key + " #" + i;
+                                if (value != null) {
+                                    attempted.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(value);
+                                }
+                                Answer written = value == null ? delete(c, home, key, options)
+                                        : put(c, home, key, value, options);
+                                requests.incrementAndGet();
+                                if (!written.succeeded()) {
+                                    refused.incrementAndGet();
+                                    own.remove(key); // outcome unknown; the next acknowledged write decides
+                                    continue;
+                                }
+                                Acknowledged last = new Acknowledged(value, quorum[0], quorum[1]);
+                                own.put(key, last);
+                                Answer read = get(c, via, key, last.overlappingRead());
+                                requests.incrementAndGet();
+                                if (!read.succeeded()) {
+                                    refused.incrementAndGet();
+                                } else if (!read.equals(last.expectedRead())) {
+                                    violations.add(key + ": read " + read + " through " + via + " with "
+                                            + last.overlappingRead() + " right after " + last);
+                                } else {
+                                    verifiedReadBacks.incrementAndGet();
+                                }
+                            } else {
+                                String key = kind < 7 ? "shared-" + random.nextInt(4)
+                                        : "own-" + random.nextInt(threads) + "-" + random.nextInt(3);
+                                int op = kind < 7 ? random.nextInt(3) : 0;
+                                Answer answer;
+                                if (op == 1) {
+                                    String value = key + " by " + thread + " #" + i;
+                                    attempted.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(value);
+                                    answer = put(c, via, key, value, options);
+                                } else if (op == 2) {
+                                    answer = delete(c, via, key, options);
+                                } else {
+                                    answer = get(c, via, key, options);
+                                    if (answer.status() == Answer.OK
+                                            && !attempted.getOrDefault(key, Set.of()).contains(answer.body())) {
+                                        violations.add(key + ": read " + answer + ", which nobody wrote to it");
+                                    }
+                                }
+                                requests.incrementAndGet();
+                                if (!answer.succeeded()) {
+                                    refused.incrementAndGet();
+                                }
+                            }
+                        }
+                        return own;
+                    }));
+                }
+                Map<String, Acknowledged> lastWrites = new HashMap<>();
+                for (Future<Map<String, Acknowledged>> result : results) {
+                    lastWrites.putAll(result.get(60, TimeUnit.SECONDS));
+                }
+
+                assertThat(violations).isEmpty();
+                assertThat(refused.get()).as("requests refused of " + requests.get() + " with every node up")
+                        .isLessThanOrEqualTo(requests.get() / 20);
+                assertThat(verifiedReadBacks.get()).as("reads checked against the write just acknowledged")
+                        .isGreaterThan(threads * opsPerThread / 5);
+                for (Map.Entry<String, Acknowledged> e : lastWrites.entrySet()) {
+                    for (String via : c.ids()) {
+                        assertThat(get(c, via, e.getKey(), e.getValue().overlappingRead()))
+                                .as("after all threads finished, " + e.getKey() + " through " + via + ", last " + e.getValue())
+                                .isEqualTo(e.getValue().expectedRead());
+                    }
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+        });
+    }
+}
