@@ -7,14 +7,19 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.FullHttpMessage;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.ReferenceCountUtil;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -68,6 +73,29 @@ final class GatewayChannelInitializer extends ChannelInitializer<SocketChannel> 
     private static final class BodyLimit extends HttpObjectAggregator {
         BodyLimit(int maxContentLength) {
             super(maxContentLength, true);
+        }
+
+        /**
+         * A request with {@code Expect: 100-continue} (curl sends it for large uploads) is refused
+         * here rather than in {@link #handleOversizedMessage}, and Netty's refusals (413, 417) have
+         * empty bodies. Replace them with plain-text ones; the status, and so Netty's decision to
+         * close the connection afterwards, stays the same.
+         */
+        @Override
+        protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
+            Object answer = super.newContinueResponse(start, maxContentLength, pipeline);
+            if (!(answer instanceof HttpResponse refusal)
+                    || refusal.status().codeClass() != HttpStatusClass.CLIENT_ERROR) {
+                return answer;
+            }
+            HttpResponseStatus status = refusal.status();
+            ReferenceCountUtil.release(answer);
+            FullHttpResponse text = status.equals(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE)
+                    ? Responses.tooLarge(maxContentLength)
+                    : Responses.text(status, "unsupported expectation '" + start.headers().get(HttpHeaderNames.EXPECT)
+                            + "'; only 100-continue is supported");
+            HttpUtil.setKeepAlive(text, false);
+            return text;
         }
 
         @Override
