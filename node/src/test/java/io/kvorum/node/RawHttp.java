@@ -51,6 +51,11 @@ public final class RawHttp implements AutoCloseable {
         }
     }
 
+    /** Takes over a socket the caller connected (e.g. with its own buffer sizes). */
+    public static RawHttp wrap(Socket socket) throws IOException {
+        return new RawHttp(socket);
+    }
+
     public Socket socket() {
         return socket;
     }
