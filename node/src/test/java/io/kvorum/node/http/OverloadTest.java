@@ -39,6 +39,10 @@ import org.junit.jupiter.api.io.TempDir;
  * With the reader held and one read waiting in the queue of capacity 1, every further read must
  * be refused with 503 at once, and the waiting one must succeed once the reader is let go.
  *
+ * <p>The same held reader, on a node with a short {@code --request-timeout}, makes a read miss its
+ * deadline: the §2 row "fewer than ack replicas answered within --request-timeout → 504, the body
+ * contains Not Enough Replicas", on a single node.
+ *
  * <p>Writes go through a separate queue drained by a single writer thread, and nothing the test
  * controls runs on that thread, so a full write queue cannot be produced deterministically. The
  * write test therefore fires a burst and checks, for whatever share of it was refused, that each
@@ -57,12 +61,20 @@ class OverloadTest {
 
     @BeforeEach
     void startNode() throws Exception {
+        // The read left waiting in the queue must not time out while the reader is held.
+        startNode("60000");
+    }
+
+    private void startNode(String requestTimeoutMillis) throws Exception {
+        if (node != null) {
+            gate.release();
+            node.close();
+        }
         gate = new ReaderGate();
         node = TestNode.start(dataDir, Map.of(
                 NodeOption.STORAGE_QUEUE, "1",
                 NodeOption.STORAGE_READERS, "1",
-                // The read left waiting in the queue must not time out while the reader is held.
-                NodeOption.REQUEST_TIMEOUT, "60000"), gate);
+                NodeOption.REQUEST_TIMEOUT, requestTimeoutMillis), gate);
     }
 
     @AfterEach
@@ -196,6 +208,34 @@ class OverloadTest {
             }
         }
         assertThat(node.get("/v0/entities?start=r").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void readStuckPastTheRequestTimeoutIs504NotEnoughReplicas() throws Exception {
+        assertStatus(node.put("/v0/entity?id=k0", bytes("value0")), 201);
+        writeRangeData();
+        startNode("300"); // the same data, now with a short deadline
+        List<RawHttp> sockets = new ArrayList<>();
+        try {
+            CompletableFuture<RawHttp.Response> held = holdTheReader(sockets);
+            // Its one replica (this node's storage) cannot answer while the reader is held: after
+            // --request-timeout the coordinator gives up.
+            HttpResponse<byte[]> stuck = node.get("/v0/entity?id=k0");
+            assertError(stuck, 504);
+            assertThat(new String(stuck.body(), UTF_8)).contains("Not Enough Replicas");
+
+            gate.release();
+            assertThat(held.get(WAIT.toSeconds(), TimeUnit.SECONDS).status()).isEqualTo(200);
+        } finally {
+            gate.release();
+            for (RawHttp raw : sockets) {
+                raw.close();
+            }
+        }
+        TestNode.awaitUntil(WAIT, () -> {
+            HttpResponse<byte[]> r = node.get("/v0/entity?id=k0");
+            return r.statusCode() == 200 && Arrays.equals(r.body(), bytes("value0"));
+        }, "reads succeed again once the reader is free");
     }
 
     @Test
