@@ -431,6 +431,17 @@ class EntityApiTest {
     }
 
     @Test
+    void chunkedBodyWithinTheLimitIsAccepted() throws Exception {
+        String id = "/v0/entity?id=" + key("k");
+        try (RawHttp raw = RawHttp.connect(node.address())) {
+            raw.write("PUT " + id + " HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "5\r\nhello\r\n1\r\n \r\n6\r\nchunks\r\n0\r\n\r\n");
+            assertThat(raw.readResponse().status()).isEqualTo(201);
+        }
+        assertThat(node.get(id).body()).isEqualTo(bytes("hello chunks"));
+    }
+
+    @Test
     void oversizedChunkedBodyIs413() throws Exception {
         try (RawHttp raw = RawHttp.connect(node.address())) {
             raw.write("PUT /v0/entity?id=" + key("k") + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
