@@ -1,20 +1,29 @@
 package io.kvorum.node.http;
 
-import io.netty.channel.ChannelFutureListener;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpMessage;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.ReferenceCountUtil;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -25,8 +34,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code codec}: Netty's HTTP/1.1 parser and encoder, with limits on the request line and
  *       headers;</li>
  *   <li>{@code keep-alive}: HTTP/1.1 persistent connections;</li>
- *   <li>{@code aggregator}: assembles the body up to {@code --max-value-bytes}, answering 413
- *       from the Content-Length before buffering anything larger;</li>
+ *   <li>{@code aggregator}: assembles the body up to {@code --max-value-bytes}, refusing a larger
+ *       one from the Content-Length before buffering it (the dispatcher answers 413 in turn);</li>
  *   <li>{@code dispatcher}: hands the request to the core ({@link RequestDispatcher}).</li>
  * </ol>
  */
@@ -70,17 +79,48 @@ final class GatewayChannelInitializer extends ChannelInitializer<SocketChannel> 
             super(maxContentLength, true);
         }
 
+        /**
+         * A request with {@code Expect: 100-continue} (curl sends it for large uploads) is refused
+         * here rather than in {@link #handleOversizedMessage}, and Netty's refusals (413, 417) have
+         * empty bodies. Replace them with plain-text ones; the status, and so Netty's decision to
+         * close the connection afterwards, stays the same.
+         */
+        @Override
+        protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
+            Object answer = super.newContinueResponse(start, maxContentLength, pipeline);
+            if (!(answer instanceof HttpResponse refusal)
+                    || refusal.status().codeClass() != HttpStatusClass.CLIENT_ERROR) {
+                return answer;
+            }
+            HttpResponseStatus status = refusal.status();
+            ReferenceCountUtil.release(answer);
+            FullHttpResponse text = status.equals(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE)
+                    ? Responses.tooLarge(maxContentLength)
+                    : Responses.text(status, "unsupported expectation '" + start.headers().get(HttpHeaderNames.EXPECT)
+                            + "'; only 100-continue is supported");
+            HttpUtil.setKeepAlive(text, false);
+            return text;
+        }
+
         @Override
         protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-            FullHttpResponse tooLarge = Responses.tooLarge(maxContentLength());
             // Once body bytes were consumed, or the client will not keep the connection, the rest
             // of the body cannot be told apart from the next request: answer and close. Otherwise
             // the aggregator discards the rest of the body and the connection lives on.
             boolean close = oversized instanceof FullHttpMessage
                     || (!HttpUtil.is100ContinueExpected(oversized) && !HttpUtil.isKeepAlive(oversized));
-            HttpUtil.setKeepAlive(tooLarge, !close);
-            ctx.writeAndFlush(tooLarge).addListener(close ? ChannelFutureListener.CLOSE
-                    : ChannelFutureListener.CLOSE_ON_FAILURE);
+            if (!(oversized instanceof HttpRequest head)) {
+                ctx.close(); // a server decodes only requests
+                return;
+            }
+            // Requests before this one on the connection may still be in progress (pipelining), so
+            // the 413 must not be written from here, ahead of their answers. It goes to the
+            // dispatcher, which answers requests in order, as a request that failed to decode.
+            FullHttpRequest refused = new DefaultFullHttpRequest(head.protocolVersion(), head.method(), head.uri(),
+                    Unpooled.EMPTY_BUFFER);
+            HttpUtil.setKeepAlive(refused, !close);
+            refused.setDecoderResult(DecoderResult.failure(new BodyTooLargeException(maxContentLength())));
+            ctx.fireChannelRead(refused);
         }
     }
 }

@@ -69,7 +69,11 @@ final class RequestDispatcher extends ChannelInboundHandlerAdapter {
         try {
             DecoderResult decoded = request.decoderResult();
             if (decoded.isFailure()) {
-                keepAlive = false;
+                // After a body over the limit the aggregator may have kept the connection usable;
+                // after any other decoding failure the rest of the stream cannot be trusted.
+                if (!(decoded.cause() instanceof BodyTooLargeException)) {
+                    keepAlive = false;
+                }
                 respond(ctx, malformed(decoded.cause()));
                 return;
             }
@@ -201,6 +205,9 @@ final class RequestDispatcher extends ChannelInboundHandlerAdapter {
     }
 
     private static FullHttpResponse malformed(Throwable cause) {
+        if (cause instanceof BodyTooLargeException tooLarge) {
+            return Responses.tooLarge(tooLarge.limit());
+        }
         if (cause instanceof TooLongHttpLineException) {
             return Responses.text(HttpResponseStatus.REQUEST_URI_TOO_LONG, "request line too long");
         }

@@ -1,0 +1,230 @@
+package io.kvorum.node.http;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.client.RangeReader;
+import io.kvorum.node.RawHttp;
+import io.kvorum.node.TestNode;
+import io.kvorum.node.storage.LocalEntryStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * SPEC §4: a range streams in bounded memory and "stops reading from the nodes when the client
+ * goes away". A client that reads a few KB of a 20 MiB range holds the node's cursor open (the
+ * node waits instead of buffering the rest), and closing the socket releases it. A slow reader
+ * still gets every entry.
+ *
+ * <p>{@link LocalEntryStream#openCursors()} counts the LevelDB iterators open in this JVM.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class RangeBackpressureTest {
+
+    private static final int ENTRIES = 20_000;
+    private static final int VALUE_BYTES = 1024;
+    private static final Duration RELEASE_TIMEOUT = Duration.ofSeconds(15);
+
+    @TempDir
+    static Path dataDir;
+    static TestNode node;
+    /** How long one client reading as fast as it can takes to get the whole range, on this machine. */
+    static Duration fullReadTime;
+
+    @BeforeAll
+    static void writeTwentyMebibytes() throws Exception {
+        node = TestNode.start(dataDir);
+        List<CompletableFuture<Void>> inFlight = new ArrayList<>();
+        for (int i = 0; i < ENTRIES; i++) {
+            inFlight.add(node.client().put(key(i), value(i)));
+            if (inFlight.size() == 128) {
+                CompletableFuture.allOf(inFlight.toArray(CompletableFuture[]::new)).join();
+                inFlight.clear();
+            }
+        }
+        CompletableFuture.allOf(inFlight.toArray(CompletableFuture[]::new)).join();
+
+        long started = System.nanoTime();
+        int n = 0;
+        try (RangeReader reader = node.client().range("bp", null)) {
+            for (RangeReader.Entry ignored : reader) {
+                n++;
+            }
+        }
+        fullReadTime = Duration.ofNanos(System.nanoTime() - started);
+        assertThat(n).isEqualTo(ENTRIES);
+    }
+
+    @AfterAll
+    static void stopNode() {
+        if (node != null) {
+            node.close();
+        }
+    }
+
+    @BeforeEach
+    void noCursorLeftFromEarlierTests() {
+        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openCursors() == 0, "no range cursor is open");
+    }
+
+    static String key(int i) {
+        return String.format("bp%06d", i);
+    }
+
+    static byte[] value(int i) {
+        byte[] v = new byte[VALUE_BYTES];
+        Arrays.fill(v, (byte) ('a' + i % 26));
+        byte[] id = Integer.toString(i).getBytes(UTF_8);
+        System.arraycopy(id, 0, v, 0, id.length);
+        return v;
+    }
+
+    /** A connection with a small receive buffer, so that the node runs into backpressure early. */
+    private static RawHttp openRange() throws IOException {
+        Socket socket = new Socket();
+        socket.setReceiveBufferSize(16 * 1024);
+        socket.connect(new InetSocketAddress("127.0.0.1", node.address().getPort()), 5000);
+        socket.setSoTimeout(20_000);
+        RawHttp raw = RawHttp.wrap(socket);
+        raw.write("GET /v0/entities?start=bp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        return raw;
+    }
+
+    /**
+     * Asserts that {@code condition} holds for the whole of {@code period}. Used once, to show that
+     * a paused range stays paused: were the node to read ahead regardless of the client, it would
+     * read the range to its end, and close its cursor, within about {@link #fullReadTime}.
+     */
+    private static void assertHoldsFor(Duration period, java.util.function.BooleanSupplier condition, String what) {
+        long end = System.nanoTime() + period.toNanos();
+        while (System.nanoTime() < end) {
+            assertThat(condition.getAsBoolean()).as(what).isTrue();
+            pause(Duration.ofMillis(20));
+        }
+    }
+
+    /** Deliberate pacing of a test client; never a stand-in for waiting on a condition. */
+    private static void pause(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void clientThatStopsReadingHoldsTheCursorAndClosingReleasesIt() throws IOException {
+        RawHttp raw = openRange();
+        try {
+            RawHttp.Head head = raw.readHead();
+            assertThat(head.status()).isEqualTo(200);
+            assertThat(raw.readExactly(8 * 1024)).hasSize(8 * 1024); // a few KB of 20 MiB
+
+            TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openCursors() == 1, "the range's cursor is open");
+            Duration hold = fullReadTime.multipliedBy(2);
+            hold = hold.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : hold;
+            hold = hold.compareTo(Duration.ofSeconds(30)) > 0 ? Duration.ofSeconds(30) : hold;
+            assertHoldsFor(hold, () -> LocalEntryStream.openCursors() == 1,
+                    "the node waits for the client instead of reading the range to its end");
+
+            // Meanwhile the node serves other clients.
+            assertThat(node.client().get(key(7)).join()).hasValue(value(7));
+            node.assertServesNewConnections();
+        } finally {
+            raw.close();
+        }
+        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openCursors() == 0,
+                "the cursor is released after the client closed the connection");
+
+        assertThat(node.client().get(key(ENTRIES - 1)).join()).hasValue(value(ENTRIES - 1));
+        node.assertServesNewConnections();
+        try (RangeReader reader = node.client().range(key(100), key(200))) {
+            int n = 0;
+            for (RangeReader.Entry e : reader) {
+                assertThat(e.keyString()).isEqualTo(key(100 + n++));
+            }
+            assertThat(n).isEqualTo(100);
+        }
+    }
+
+    @Test
+    void clientsThatLeaveAtAnyPointReleaseTheirCursors() throws IOException {
+        List<RawHttp> clients = new ArrayList<>();
+        try {
+            // Gone right after sending the request, after the head only, and after a little of the body.
+            for (int readBytes : new int[] {-1, 0, 100, 64 * 1024, -1, 0, 100, 64 * 1024}) {
+                RawHttp raw = openRange();
+                clients.add(raw);
+                if (readBytes >= 0) {
+                    assertThat(raw.readHead().status()).isEqualTo(200);
+                    raw.readExactly(readBytes);
+                }
+            }
+        } finally {
+            for (RawHttp raw : clients) {
+                raw.close();
+            }
+        }
+        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openCursors() == 0,
+                "every abandoned range released its cursor");
+        node.assertServesNewConnections();
+    }
+
+    @Test
+    void slowReaderGetsTheWholeRangeInOrder() throws IOException {
+        try (RawHttp raw = openRange()) {
+            RawHttp.Head head = raw.readHead();
+            assertThat(head.status()).isEqualTo(200);
+            assertThat(head.header("transfer-encoding")).isEqualToIgnoringCase("chunked");
+            int n = 0;
+            while (true) {
+                int size = Integer.parseInt(raw.readLine().trim(), 16);
+                if (size == 0) {
+                    assertThat(raw.readLine()).as("end of the chunked body").isEmpty();
+                    break;
+                }
+                byte[] chunk = raw.readExactly(size);
+                assertThat(raw.readLine()).isEmpty();
+                byte[] expected = (key(n) + "\n" + new String(value(n), UTF_8)).getBytes(UTF_8);
+                assertThat(chunk).as("entry %d", n).isEqualTo(expected);
+                n++;
+                if (n % 400 == 0) {
+                    pause(Duration.ofMillis(20)); // 50 pauses of 20 ms: 1 s in all
+                }
+                if (n == ENTRIES / 2) {
+                    // Half-way, with the node waiting on this reader, others are still served.
+                    assertThat(node.client().get(key(3)).join()).hasValue(value(3));
+                }
+            }
+            assertThat(n).isEqualTo(ENTRIES);
+        }
+        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openCursors() == 0, "the finished range closed its cursor");
+    }
+
+    @Test
+    void javaClientRangeCanBeClosedEarly() throws IOException {
+        try (RangeReader reader = node.client().range("bp", null)) {
+            for (int i = 0; i < 10; i++) {
+                assertThat(reader.next().keyString()).isEqualTo(key(i));
+            }
+        }
+        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openCursors() == 0,
+                "closing the RangeReader released the node's cursor");
+        node.assertServesNewConnections();
+    }
+}
