@@ -89,7 +89,7 @@ public final class KvorumNode implements AutoCloseable {
             replicas.put(selfId, local);
             if (config.topology().size() > 1) {
                 try {
-                    transport = GrpcTransport.start(config, config.self().grpcPort(), local, requestTimer, clock);
+                    transport = GrpcTransport.start(config, config.self().grpcPort(), local, requestTimer);
                 } catch (IOException e) {
                     throw new StartupException("cannot listen for gRPC on " + config.bindAddress() + ":"
                             + config.self().grpcPort() + ": " + bindFailure(e));

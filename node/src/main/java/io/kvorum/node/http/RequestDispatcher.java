@@ -88,7 +88,7 @@ final class RequestDispatcher extends ChannelInboundHandlerAdapter {
     }
 
     private void route(ChannelHandlerContext ctx, FullHttpRequest request) {
-        String uri = request.uri();
+        String uri = originForm(request.uri());
         int q = uri.indexOf('?');
         String path = q < 0 ? uri : uri.substring(0, q);
         String rawQuery = q < 0 ? null : uri.substring(q + 1);
@@ -125,6 +125,20 @@ final class RequestDispatcher extends ChannelInboundHandlerAdapter {
             default -> respond(ctx, Responses.text(HttpResponseStatus.BAD_REQUEST, "unknown path '" + path
                     + "'; the API is /v0/entity, /v0/entities, /v0/status and /v0/repair"));
         }
+    }
+
+    /** The path-and-query part of an absolute-form target ({@code http://host/path?q}), which RFC 9112 requires servers to accept. */
+    private static String originForm(String uri) {
+        int scheme = uri.indexOf("://");
+        if (scheme <= 0 || uri.startsWith("/")) {
+            return uri;
+        }
+        int path = uri.indexOf('/', scheme + 3);
+        int query = uri.indexOf('?', scheme + 3);
+        if (path < 0 || (query >= 0 && query < path)) {
+            return query < 0 ? "/" : "/" + uri.substring(query);
+        }
+        return uri.substring(path);
     }
 
     private void entity(ChannelHandlerContext ctx, HttpMethod method, RequestParams params, FullHttpRequest request) {

@@ -52,7 +52,7 @@ class CoordinatorTest {
         final String id;
         final List<CompletableFuture<Record>> reads = new CopyOnWriteArrayList<>();
         final List<Record> written = new CopyOnWriteArrayList<>();
-        final List<CompletableFuture<Void>> writes = new CopyOnWriteArrayList<>();
+        final List<CompletableFuture<Boolean>> writes = new CopyOnWriteArrayList<>();
 
         FakeReplica(String id) {
             this.id = id;
@@ -71,8 +71,8 @@ class CoordinatorTest {
         }
 
         @Override
-        public CompletableFuture<Void> write(byte[] key, Record record) {
-            CompletableFuture<Void> f = new CompletableFuture<>();
+        public CompletableFuture<Boolean> write(byte[] key, Record record) {
+            CompletableFuture<Boolean> f = new CompletableFuture<>();
             written.add(record);
             writes.add(f);
             return f;
@@ -83,7 +83,7 @@ class CoordinatorTest {
             return reads.get(0);
         }
 
-        CompletableFuture<Void> write() {
+        CompletableFuture<Boolean> write() {
             assertThat(writes).as("writes sent to %s", id).hasSize(1);
             return writes.get(0);
         }
@@ -142,10 +142,10 @@ class CoordinatorTest {
         }
         assertThat(put).isNotDone();
 
-        order.get(2).write().complete(null);
+        order.get(2).write().complete(true);
         // 1 of 2 acks
         assertThat(put).isNotDone();
-        order.get(0).write().complete(null);
+        order.get(0).write().complete(true);
         // 2 of 2 acks; the middle replica never answers
         assertThat(put).isCompleted();
         assertThat(put.join()).isEqualTo(order.get(0).written.get(0));
@@ -284,7 +284,7 @@ class CoordinatorTest {
     void overloadAfterAPartialWriteIsNotReportedAsOverload() {
         // 503 promises the request had no effect; one replica did store it.
         CompletableFuture<Record> put = coordinator().put(KEY, VALUE, 0, new Quorum(3, 3));
-        order.get(0).write().complete(null);
+        order.get(0).write().complete(true);
         order.get(1).write().completeExceptionally(new StorageOverloadedException("full"));
         assertThat(failureOf(put)).isInstanceOf(NotEnoughReplicasException.class);
     }
@@ -345,8 +345,8 @@ class CoordinatorTest {
                 }
 
                 @Override
-                public CompletableFuture<Void> write(byte[] key, Record record) {
-                    return CompletableFuture.completedFuture(null);
+                public CompletableFuture<Boolean> write(byte[] key, Record record) {
+                    return CompletableFuture.completedFuture(true);
                 }
             });
         }

@@ -8,7 +8,6 @@ import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
-import io.kvorum.node.time.Clock;
 import io.kvorum.proto.ReadRequest;
 import io.kvorum.proto.ReplicaError;
 import io.kvorum.proto.ReplicaRequest;
@@ -54,7 +53,6 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
     private final ManagedChannel channel;
     private final ReplicationGrpc.ReplicationStub stub;
     private final ScheduledExecutorService timer;
-    private final Clock clock;
     private final long timeoutNanos;
     private final Semaphore inFlight;
     private final AtomicLong callIds = new AtomicLong();
@@ -66,14 +64,13 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
      * @param maxInFlight calls to this peer that may await an answer at once
      */
     public GrpcPeerReplica(String peerId, String selfId, String clusterId, ManagedChannel channel,
-                           ScheduledExecutorService timer, Clock clock, Duration requestTimeout, int maxInFlight) {
+                           ScheduledExecutorService timer, Duration requestTimeout, int maxInFlight) {
         this.peerId = peerId;
         this.selfId = selfId;
         this.clusterId = clusterId;
         this.channel = channel;
         this.stub = ReplicationGrpc.newStub(channel);
         this.timer = timer;
-        this.clock = clock;
         this.timeoutNanos = requestTimeout.toNanos();
         this.inFlight = new Semaphore(maxInFlight);
     }
@@ -130,7 +127,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
                 .setClusterId(clusterId)
                 .setSender(selfId)
                 .setCallId(callId)
-                .setDeadlineMillis(clock.currentTimeMillis() + TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+                .setTimeoutMillis((int) Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(timeoutNanos))));
         pending.answer.whenComplete((response, error) -> {
             inFlight.release();
             if (error != null) {

@@ -8,7 +8,6 @@ import io.kvorum.node.cluster.ClusterIdentity;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.coordinator.Replica;
-import io.kvorum.node.time.Clock;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.HashMap;
@@ -42,12 +41,12 @@ public final class GrpcTransport implements AutoCloseable {
      * @param grpcPort the port to listen on; 0 picks a free one (tests)
      * @throws IOException when the port cannot be bound
      */
-    public static GrpcTransport start(NodeConfig config, int grpcPort, Replica local, ScheduledExecutorService timer,
-                                      Clock clock) throws IOException {
+    public static GrpcTransport start(NodeConfig config, int grpcPort, Replica local, ScheduledExecutorService timer)
+            throws IOException {
         String clusterId = ClusterIdentity.of(config.topology());
         int maxMessage = config.maxValueBytes() + MESSAGE_OVERHEAD_BYTES;
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), grpcPort))
-                .addService(new ReplicationService(clusterId, local, clock))
+                .addService(new ReplicationService(clusterId, local))
                 .directExecutor() // handlers only enqueue storage work; they never block
                 .maxInboundMessageSize(maxMessage)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
@@ -66,7 +65,7 @@ public final class GrpcTransport implements AutoCloseable {
                     .keepAliveTime(10, TimeUnit.SECONDS)
                     .keepAliveTimeout(5, TimeUnit.SECONDS)
                     .build();
-            peers.add(new GrpcPeerReplica(m.id(), config.self().id(), clusterId, channel, timer, clock,
+            peers.add(new GrpcPeerReplica(m.id(), config.self().id(), clusterId, channel, timer,
                     config.requestTimeout(), MAX_IN_FLIGHT_PER_PEER));
         }
         return new GrpcTransport(server, List.copyOf(peers));

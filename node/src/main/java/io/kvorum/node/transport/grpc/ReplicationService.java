@@ -5,7 +5,6 @@ import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
-import io.kvorum.node.time.Clock;
 import io.kvorum.proto.ReadResult;
 import io.kvorum.proto.ReplicaError;
 import io.kvorum.proto.ReplicaRequest;
@@ -33,13 +32,11 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
 
     private final String clusterId;
     private final Replica local;
-    private final Clock clock;
     private final Map<String, Long> lastRefusalLog = new ConcurrentHashMap<>();
 
-    ReplicationService(String clusterId, Replica local, Clock clock) {
+    ReplicationService(String clusterId, Replica local) {
         this.clusterId = clusterId;
         this.local = local;
-        this.clock = clock;
     }
 
     @Override
@@ -81,10 +78,6 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
             logRefusal(header);
             return CompletableFuture.completedFuture(error(callId, ReplicaError.Code.WRONG_CLUSTER,
                     "this node belongs to cluster " + clusterId + ", not " + header.getClusterId()));
-        }
-        if (header.getDeadlineMillis() != 0 && clock.currentTimeMillis() > header.getDeadlineMillis()) {
-            return CompletableFuture.completedFuture(error(callId, ReplicaError.Code.DEADLINE_PASSED,
-                    "deadline passed before the replica got to it"));
         }
         try {
             switch (request.getOperationCase()) {
