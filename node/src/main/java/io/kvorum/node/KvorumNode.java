@@ -189,23 +189,34 @@ public final class KvorumNode implements AutoCloseable {
 
     /** Graceful shutdown; see the class comment. */
     @Override
-    public synchronized void close() {
+    public void close() {
+        shutDown(true);
+    }
+
+    /**
+     * Stops at once, like a crash as far as peers and clients can tell: no grace for requests in
+     * progress, connections dropped. Acknowledged writes are in LevelDB's log already. For tests.
+     */
+    public void kill() {
+        shutDown(false);
+    }
+
+    private synchronized void shutDown(boolean graceful) {
         if (closed) {
             return;
         }
         closed = true;
-        log.info("node {} shutting down", config.self().id());
+        log.info("node {} {}", config.self().id(), graceful ? "shutting down" : "killed");
         try {
-            gateway.stop(SHUTDOWN_GRACE);
+            if (!graceful && transport != null) {
+                transport.kill(); // peers see the node vanish before its clients do, as in a crash
+            }
+            gateway.stop(graceful ? SHUTDOWN_GRACE : Duration.ZERO);
+            if (graceful && transport != null) {
+                transport.close();
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-        if (transport != null) {
-            try {
-                transport.close();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
         }
         maintenance.shutdownNow();
         requestTimer.shutdownNow();
@@ -215,32 +226,6 @@ public final class KvorumNode implements AutoCloseable {
             log.error("closing storage failed", e);
         }
         log.info("node {} stopped", config.self().id());
-    }
-
-    /**
-     * Stops at once, like a crash as far as peers and clients can tell: no grace for requests in
-     * progress, connections dropped. Acknowledged writes are in LevelDB's log already. For tests.
-     */
-    public synchronized void kill() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        if (transport != null) {
-            transport.kill();
-        }
-        try {
-            gateway.stop(Duration.ZERO);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        maintenance.shutdownNow();
-        requestTimer.shutdownNow();
-        try {
-            storage.close();
-        } catch (Exception e) {
-            log.error("closing storage failed", e);
-        }
     }
 
     /** The node could not start; the message is one line for the operator. */
