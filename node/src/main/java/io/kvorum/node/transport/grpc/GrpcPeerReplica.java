@@ -55,16 +55,20 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
     private final ScheduledExecutorService timer;
     private final long timeoutNanos;
     private final Semaphore inFlight;
+    private final Semaphore inFlightKiB;
     private final AtomicLong callIds = new AtomicLong();
     private final AtomicLong lastBackoffReset = new AtomicLong(System.nanoTime() - BACKOFF_RESET_INTERVAL_NANOS);
     private final Object streamLock = new Object();
     private Session session; // guarded by streamLock
 
     /**
-     * @param maxInFlight calls to this peer that may await an answer at once
+     * @param maxInFlight      calls to this peer that may await an answer at once
+     * @param maxInFlightBytes bytes of requests to this peer that may await an answer at once; with
+     *                         the call bound, this caps what gRPC buffers when the peer is slow
      */
     public GrpcPeerReplica(String peerId, String selfId, String clusterId, ManagedChannel channel,
-                           ScheduledExecutorService timer, Duration requestTimeout, int maxInFlight) {
+                           ScheduledExecutorService timer, Duration requestTimeout, int maxInFlight,
+                           long maxInFlightBytes) {
         this.peerId = peerId;
         this.selfId = selfId;
         this.clusterId = clusterId;
@@ -73,6 +77,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
         this.timer = timer;
         this.timeoutNanos = requestTimeout.toNanos();
         this.inFlight = new Semaphore(maxInFlight);
+        this.inFlightKiB = new Semaphore((int) Math.min(Integer.MAX_VALUE, maxInFlightBytes >> 10));
     }
 
     @Override
@@ -123,13 +128,21 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
         }
         long callId = callIds.incrementAndGet();
         PendingCall pending = new PendingCall();
-        request.setHeader(RequestHeader.newBuilder()
+        ReplicaRequest message = request.setHeader(RequestHeader.newBuilder()
                 .setClusterId(clusterId)
                 .setSender(selfId)
                 .setCallId(callId)
-                .setTimeoutMillis((int) Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(timeoutNanos))));
+                .setTimeoutMillis((int) Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(timeoutNanos))))
+                .build();
+        int kib = (message.getSerializedSize() >> 10) + 1;
+        if (!inFlightKiB.tryAcquire(kib)) {
+            inFlight.release();
+            result.completeExceptionally(new StorageOverloadedException("too many bytes in flight to " + peerId));
+            return result;
+        }
         pending.answer.whenComplete((response, error) -> {
             inFlight.release();
+            inFlightKiB.release(kib);
             if (error != null) {
                 result.completeExceptionally(error);
                 return;
@@ -149,7 +162,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
             s = session;
             s.pending.put(callId, pending);
             try {
-                s.requests.onNext(request.build());
+                s.requests.onNext(message);
             } catch (RuntimeException e) {
                 s.pending.remove(callId);
                 pending.fail(new ReplicaUnavailableException("sending to " + peerId + " failed: " + e.getMessage()));

@@ -26,6 +26,7 @@ public final class GrpcTransport implements AutoCloseable {
     /** Headroom over the largest value for the rest of a message (key, header, record fields). */
     private static final int MESSAGE_OVERHEAD_BYTES = 64 * 1024;
     private static final int MAX_IN_FLIGHT_PER_PEER = 8192;
+    private static final long MAX_IN_FLIGHT_BYTES_PER_PEER = 256L << 20;
 
     private final Server server;
     private final List<GrpcPeerReplica> peers;
@@ -66,7 +67,8 @@ public final class GrpcTransport implements AutoCloseable {
                     .keepAliveTimeout(5, TimeUnit.SECONDS)
                     .build();
             peers.add(new GrpcPeerReplica(m.id(), config.self().id(), clusterId, channel, timer,
-                    config.requestTimeout(), MAX_IN_FLIGHT_PER_PEER));
+                    config.requestTimeout(), MAX_IN_FLIGHT_PER_PEER,
+                    Math.max(MAX_IN_FLIGHT_BYTES_PER_PEER, 4L * maxMessage)));
         }
         return new GrpcTransport(server, List.copyOf(peers));
     }
