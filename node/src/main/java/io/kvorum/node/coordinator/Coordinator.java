@@ -63,16 +63,64 @@ public final class Coordinator {
      */
     public CompletableFuture<Record> get(byte[] key, Quorum quorum) {
         Operation op = new Operation(quorum);
-        for (ClusterMember target : placement.replicasFor(key, quorum.from())) {
+        List<ClusterMember> targets = placement.replicasFor(key, quorum.from());
+        ReadRepair repair = new ReadRepair(key, targets.size());
+        for (ClusterMember target : targets) {
             Replica replica = replicas.get(target.id());
             replica.read(key).whenComplete((record, error) -> {
                 if (record != null) {
                     hlc.observe(record.timestamp());
                 }
                 op.onResponse(record, error);
+                repair.onAnswer(replica, record, error);
             });
         }
         return op.result;
+    }
+
+    /**
+     * Read repair (SPEC §3): once every replica asked has answered or failed, which a replica's
+     * own timeout bounds, each one that answered with an older version (or none) is sent the
+     * newest in the background. The client's answer never waits for it, and answers that arrive
+     * after the client was answered (ack < from) are compared too. Replicas that failed are left
+     * to hinted handoff and anti-entropy.
+     */
+    private static final class ReadRepair {
+        private final byte[] key;
+        private final int expected;
+        private final List<Replica> answered = new java.util.ArrayList<>();
+        private final List<Record> answers = new java.util.ArrayList<>();
+        private int responses;
+
+        ReadRepair(byte[] key, int expected) {
+            this.key = key;
+            this.expected = expected;
+        }
+
+        void onAnswer(Replica replica, Record record, Throwable error) {
+            synchronized (this) {
+                if (error == null) {
+                    answered.add(replica);
+                    answers.add(record);
+                }
+                if (++responses < expected) {
+                    return;
+                }
+            }
+            Record newest = null;
+            for (Record r : answers) {
+                newest = Record.newest(newest, r);
+            }
+            if (newest == null) {
+                return;
+            }
+            for (int i = 0; i < answered.size(); i++) {
+                if (newest.isNewerThan(answers.get(i))) {
+                    // Fire and forget: a repair that fails is retried by the next read or by anti-entropy.
+                    answered.get(i).write(key, newest);
+                }
+            }
+        }
     }
 
     /** Writes a value; {@code ttlMillis > 0} makes it expire that long after now. */
