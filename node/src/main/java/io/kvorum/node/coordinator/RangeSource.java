@@ -2,10 +2,16 @@ package io.kvorum.node.coordinator;
 
 import io.kvorum.node.storage.EntryStream;
 
-/** Opens the raw entry stream (tombstones and expired records included) of a key range. */
+/**
+ * Opens the raw entry stream (tombstones and expired records included) of a key range: one
+ * node's, or the whole cluster's ({@link ClusterRangeSource}).
+ */
 @FunctionalInterface
 public interface RangeSource {
 
-    /** Entries with {@code start <= key < end}; {@code end == null} means to the last key. */
+    /**
+     * Entries with {@code start <= key < end}; {@code end == null} means to the last key. Opening
+     * does no I/O and does not fail: a node that cannot be read fails the stream's first batch.
+     */
     EntryStream open(byte[] start, byte[] end);
 }
