@@ -2,8 +2,10 @@ package io.kvorum.node;
 
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.config.NodeConfig;
+import io.kvorum.node.coordinator.ClusterRangeSource;
 import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.coordinator.LocalReplica;
+import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.http.HttpGateway;
 import io.kvorum.node.storage.ExpiryPurger;
@@ -87,18 +89,23 @@ public final class KvorumNode implements AutoCloseable {
             LocalReplica local = new LocalReplica(selfId, storage, hlc);
             Map<String, Replica> replicas = new HashMap<>();
             replicas.put(selfId, local);
+            RangeSource localRange =
+                    (start, end) -> new LocalEntryStream(storage, start, end, RANGE_BATCH_ENTRIES, RANGE_BATCH_BYTES);
+            Map<String, RangeSource> ranges = new HashMap<>();
+            ranges.put(selfId, localRange);
             if (config.topology().size() > 1) {
                 try {
-                    transport = GrpcTransport.start(config, config.self().grpcPort(), local, requestTimer);
+                    transport = GrpcTransport.start(config, config.self().grpcPort(), local, localRange, requestTimer);
                 } catch (IOException e) {
                     throw new StartupException("cannot listen for gRPC on " + config.bindAddress() + ":"
                             + config.self().grpcPort() + ": " + bindFailure(e));
                 }
                 replicas.putAll(transport.peers());
+                ranges.putAll(transport.peerRanges());
             }
             Coordinator coordinator = new Coordinator(selfId, new Placement(config.topology()), replicas, hlc, clock,
-                    config.requestTimeout(), requestTimer,
-                    (start, end) -> new LocalEntryStream(storage, start, end, RANGE_BATCH_ENTRIES, RANGE_BATCH_BYTES));
+                    config.requestTimeout(), requestTimer, new ClusterRangeSource(ranges, config.replicationFactor(),
+                            RANGE_BATCH_ENTRIES, RANGE_BATCH_BYTES, hlc::observe));
 
             ExpiryPurger purger = new ExpiryPurger(storage, clock, config.tombstoneGrace().toMillis());
             long purgeMs = config.purgeInterval().toMillis();

@@ -7,6 +7,7 @@ import io.grpc.netty.NettyServerBuilder;
 import io.kvorum.node.cluster.ClusterIdentity;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.config.NodeConfig;
+import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -17,8 +18,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The gRPC side of a node: the server that serves this node's replica to its peers, and one
- * {@link GrpcPeerReplica} per peer. Lifecycle: {@link #start} binds or throws; {@link #close()}
+ * The gRPC side of a node: the server that serves this node's replica and range scans to its
+ * peers, and per peer one channel shared by a {@link GrpcPeerReplica} and a {@link GrpcRangeSource}. Lifecycle: {@link #start} binds or throws; {@link #close()}
  * stops the server (letting calls in progress finish briefly) and closes every peer channel.
  */
 public final class GrpcTransport implements AutoCloseable {
@@ -27,27 +28,34 @@ public final class GrpcTransport implements AutoCloseable {
     private static final int MESSAGE_OVERHEAD_BYTES = 64 * 1024;
     private static final int MAX_IN_FLIGHT_PER_PEER = 8192;
     private static final long MAX_IN_FLIGHT_BYTES_PER_PEER = 256L << 20;
+    /** Range scan messages end past this size (plus one entry, which MESSAGE_OVERHEAD_BYTES allows for). */
+    private static final int RANGE_MESSAGE_BYTES = 32 * 1024;
 
     private final Server server;
     private final List<GrpcPeerReplica> peers;
+    private final Map<String, RangeSource> peerRanges;
 
-    private GrpcTransport(Server server, List<GrpcPeerReplica> peers) {
+    private GrpcTransport(Server server, List<GrpcPeerReplica> peers, Map<String, RangeSource> peerRanges) {
         this.server = server;
         this.peers = peers;
+        this.peerRanges = peerRanges;
     }
 
     /**
-     * Starts serving {@code local} on this node's gRPC port and creates the peer replicas.
+     * Starts serving {@code local} and {@code localRange} on this node's gRPC port and creates the
+     * peer replicas and range sources.
      *
-     * @param grpcPort the port to listen on; 0 picks a free one (tests)
+     * @param grpcPort   the port to listen on; 0 picks a free one (tests)
+     * @param localRange this node's raw entries, scanned by peers that coordinate a range
      * @throws IOException when the port cannot be bound
      */
-    public static GrpcTransport start(NodeConfig config, int grpcPort, Replica local, ScheduledExecutorService timer)
-            throws IOException {
+    public static GrpcTransport start(NodeConfig config, int grpcPort, Replica local, RangeSource localRange,
+                                      ScheduledExecutorService timer) throws IOException {
         String clusterId = ClusterIdentity.of(config.topology());
         int maxMessage = config.maxValueBytes() + MESSAGE_OVERHEAD_BYTES;
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), grpcPort))
                 .addService(new ReplicationService(clusterId, local))
+                .addService(new RangeService(clusterId, localRange, RANGE_MESSAGE_BYTES))
                 .directExecutor() // handlers only enqueue storage work; they never block
                 .maxInboundMessageSize(maxMessage)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
@@ -55,6 +63,7 @@ public final class GrpcTransport implements AutoCloseable {
                 .build()
                 .start();
         List<GrpcPeerReplica> peers = new java.util.ArrayList<>();
+        Map<String, RangeSource> peerRanges = new HashMap<>();
         for (ClusterMember m : config.topology().members()) {
             if (m.id().equals(config.self().id())) {
                 continue;
@@ -69,8 +78,10 @@ public final class GrpcTransport implements AutoCloseable {
             peers.add(new GrpcPeerReplica(m.id(), config.self().id(), clusterId, channel, timer,
                     config.requestTimeout(), MAX_IN_FLIGHT_PER_PEER,
                     Math.max(MAX_IN_FLIGHT_BYTES_PER_PEER, 4L * maxMessage)));
+            peerRanges.put(m.id(), new GrpcRangeSource(m.id(), config.self().id(), clusterId, channel, timer,
+                    config.requestTimeout()));
         }
-        return new GrpcTransport(server, List.copyOf(peers));
+        return new GrpcTransport(server, List.copyOf(peers), Map.copyOf(peerRanges));
     }
 
     /** The remote replicas, by node id. */
@@ -78,6 +89,11 @@ public final class GrpcTransport implements AutoCloseable {
         Map<String, Replica> byId = new HashMap<>();
         peers.forEach(p -> byId.put(p.nodeId(), p));
         return byId;
+    }
+
+    /** The peers' raw range sources, by node id. */
+    public Map<String, RangeSource> peerRanges() {
+        return peerRanges;
     }
 
     public int port() {
