@@ -195,6 +195,39 @@ public final class RawHttp implements AutoCloseable {
         socket.close();
     }
 
+    /** Opens the i-th connection of {@link #abandonAll} and sends its request. */
+    @FunctionalInterface
+    public interface Opener {
+        RawHttp open(int i) throws IOException;
+    }
+
+    /**
+     * Clients that go away at different points of a streamed answer: one connection per element
+     * of {@code readBytes}, which says how much each reads before leaving (-1: not even the head,
+     * 0: the head only, n: the head and n bytes of the body, which must answer 200). All stay open
+     * until the last has read its part, then all close at once.
+     */
+    public static void abandonAll(int[] readBytes, Opener opener) throws IOException {
+        List<RawHttp> clients = new ArrayList<>();
+        try {
+            for (int i = 0; i < readBytes.length; i++) {
+                RawHttp raw = opener.open(i);
+                clients.add(raw);
+                if (readBytes[i] >= 0) {
+                    Head head = raw.readHead();
+                    if (head.status() != 200) {
+                        throw new IOException("expected 200, got " + head.status());
+                    }
+                    raw.readExactly(readBytes[i]);
+                }
+            }
+        } finally {
+            for (RawHttp raw : clients) {
+                raw.close();
+            }
+        }
+    }
+
     /** A status line and its headers, names in lower case. */
     public record Head(int status, Map<String, String> headers) {
         public String header(String name) {

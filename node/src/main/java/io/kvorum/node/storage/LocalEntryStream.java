@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Every stored entry of a key range (tombstones and expired records included) from this node's
@@ -17,6 +18,8 @@ public final class LocalEntryStream implements EntryStream {
 
     /** Iterators open right now, node-wide; tests use it to prove that ranges release theirs. */
     private static final AtomicInteger OPEN_CURSORS = new AtomicInteger();
+    /** Entries read by every range cursor so far, node-wide; tests use it to prove read-ahead is bounded. */
+    private static final AtomicLong ENTRIES_READ = new AtomicLong();
 
     private final LevelDbStore store;
     private final Executor executor;
@@ -38,6 +41,10 @@ public final class LocalEntryStream implements EntryStream {
 
     public static int openCursors() {
         return OPEN_CURSORS.get();
+    }
+
+    public static long entriesRead() {
+        return ENTRIES_READ.get();
     }
 
     @Override
@@ -68,6 +75,7 @@ public final class LocalEntryStream implements EntryStream {
             OPEN_CURSORS.incrementAndGet();
         }
         List<Entry> batch = cursor.next(batchEntries, batchBytes);
+        ENTRIES_READ.addAndGet(batch.size());
         if (batch.isEmpty()) {
             close();
         }

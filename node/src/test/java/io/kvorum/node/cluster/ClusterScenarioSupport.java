@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.client.KvorumException;
+import io.kvorum.client.RangeReader;
 import io.kvorum.node.KvorumNode;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
 import io.kvorum.node.cluster.MiniCluster.ThrowingConsumer;
@@ -195,6 +196,30 @@ abstract class ClusterScenarioSupport {
     static KvorumClient clientOf(KvorumNode node) {
         return KvorumClient.create(URI.create("http://" + node.httpAddress().getHostString() + ":"
                 + node.httpAddress().getPort()), Duration.ofSeconds(20));
+    }
+
+    /**
+     * A range answer as the client saw it: 200 with the entries as {@code key=value} in the order
+     * streamed, or a refusal's status and text. A stream cut short (no terminating chunk) is not an
+     * answer: it throws {@link RangeReader.TruncatedRangeException} and fails the test.
+     */
+    record RangeAnswer(int status, List<String> entries, String error) {
+        static RangeAnswer ok(List<String> entries) {
+            return new RangeAnswer(Answer.OK, List.copyOf(entries), "");
+        }
+    }
+
+    /** {@code GET /v0/entities?start=S[&end=E]} through {@code via}, read to its end. */
+    static RangeAnswer range(MiniCluster cluster, String via, String start, String end) throws IOException {
+        List<String> entries = new ArrayList<>();
+        try (RangeReader reader = cluster.client(via).range(start, end)) {
+            for (RangeReader.Entry e = reader.next(); e != null; e = reader.next()) {
+                entries.add(e.keyString() + "=" + new String(e.value(), StandardCharsets.UTF_8));
+            }
+        } catch (KvorumException e) {
+            return new RangeAnswer(e.status(), List.of(), e.getMessage());
+        }
+        return RangeAnswer.ok(entries);
     }
 
     static byte[] utf8(String s) {
