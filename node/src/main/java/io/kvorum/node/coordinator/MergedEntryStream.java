@@ -125,7 +125,13 @@ final class MergedEntryStream implements EntryStream {
         CompletableFuture<?>[] answers = new CompletableFuture<?>[sources.size()];
         for (int i = 0; i < sources.size(); i++) {
             Source s = sources.get(i);
-            answers[i] = s.stream.next().handle((batch, error) -> {
+            CompletableFuture<List<Entry>> next;
+            try {
+                next = s.stream.next();
+            } catch (RuntimeException e) {
+                next = CompletableFuture.failedFuture(e); // counts as that node failing
+            }
+            answers[i] = next.handle((batch, error) -> {
                 synchronized (this) {
                     s.received = batch;
                     s.failure = error;

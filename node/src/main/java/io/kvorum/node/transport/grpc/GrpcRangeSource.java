@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -105,8 +106,12 @@ public final class GrpcRangeSource implements RangeSource {
                 if (pending != null) {
                     throw new IllegalStateException("next() called before the previous batch arrived");
                 }
+                try {
+                    pendingTimer = timer.schedule(() -> onTimeout(batch), timeoutNanos, TimeUnit.NANOSECONDS);
+                } catch (RejectedExecutionException e) {
+                    return CompletableFuture.failedFuture(new ReplicaUnavailableException("the node is shutting down"));
+                }
                 pending = batch;
-                pendingTimer = timer.schedule(() -> onTimeout(batch), timeoutNanos, TimeUnit.NANOSECONDS);
                 started = call;
             }
             if (started != null) {

@@ -104,14 +104,24 @@ public final class GrpcTransport implements AutoCloseable {
     public void close() throws InterruptedException {
         server.shutdown();
         if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
-            server.shutdownNow();
+            server.shutdownNow(); // e.g. range scans for peers' clients: cancelled, they close their iterators
+            server.awaitTermination(1, TimeUnit.SECONDS);
         }
         peers.forEach(GrpcPeerReplica::close);
     }
 
-    /** Stops at once: no grace for calls in progress (a simulated crash in tests). */
+    /**
+     * Stops at once: no grace for calls in progress (a simulated crash in tests). Waits briefly for
+     * the server to terminate, so that cancelled range scans have closed their storage iterators
+     * before the caller closes storage.
+     */
     public void kill() {
         server.shutdownNow();
         peers.forEach(GrpcPeerReplica::close);
+        try {
+            server.awaitTermination(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
