@@ -2,8 +2,10 @@ package io.kvorum.node.cluster;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.client.KvorumClient;
+import io.kvorum.client.RangeReader;
 import io.kvorum.node.RawHttp;
 import io.kvorum.node.TestNode;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
@@ -232,7 +234,10 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
         });
     }
 
-    /** SPEC §4 "stops reading from the nodes when the client goes away", whenever it goes away. */
+    /**
+     * SPEC §4 "stops reading from the nodes when the client goes away", whenever it goes away; and
+     * when a node goes away mid-range, the client sees a truncated stream and the others stop too.
+     */
     @Test
     void aClientLeavingMidRangeReleasesEveryNodesIteratorAndScan() throws Exception {
         withCluster(3, PATIENT, c -> {
@@ -254,6 +259,20 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
 
             assertThat(range(c, "n3", largeKey(100), largeKey(110)).entries()).hasSize(10);
             awaitReleased("a range read to its end");
+
+            // SPEC §4: a node failing after the first chunk truncates the answer, never shortens it.
+            try (RangeReader reader = c.client("n1").range("rg-large-", null)) {
+                for (int i = 0; i < 10; i++) {
+                    assertThat(reader.next().keyString()).isEqualTo(largeKey(i));
+                }
+                c.kill("n2");
+                assertThatThrownBy(() -> {
+                    while (reader.next() != null) {
+                        // read on until the stream breaks
+                    }
+                }).as("the range after n2 died mid-stream").isInstanceOf(RangeReader.TruncatedRangeException.class);
+            }
+            awaitReleased("a range cut short by a dead node");
         });
     }
 
