@@ -8,8 +8,11 @@ import io.kvorum.node.cluster.ClusterIdentity;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.repair.AntiEntropyPeer;
+import io.kvorum.node.repair.AntiEntropyService;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,8 +20,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The gRPC side of a node: the server that serves this node's replica to its peers, and one
- * {@link GrpcPeerReplica} per peer. Lifecycle: {@link #start} binds or throws; {@link #close()}
+ * The gRPC side of a node: the server that serves this node's replica and anti-entropy to its
+ * peers, and per peer one channel shared by a {@link GrpcPeerReplica} and a {@link GrpcAntiEntropyPeer}. Lifecycle: {@link #start} binds or throws; {@link #close()}
  * stops the server (letting calls in progress finish briefly) and closes every peer channel.
  */
 public final class GrpcTransport implements AutoCloseable {
@@ -27,27 +30,33 @@ public final class GrpcTransport implements AutoCloseable {
     private static final int MESSAGE_OVERHEAD_BYTES = 64 * 1024;
     private static final int MAX_IN_FLIGHT_PER_PEER = 8192;
     private static final long MAX_IN_FLIGHT_BYTES_PER_PEER = 256L << 20;
+    /** The deadline of one anti-entropy round (the idle timeout of each wait is far shorter). */
+    private static final Duration ANTI_ENTROPY_ROUND_DEADLINE = Duration.ofHours(1);
 
     private final Server server;
     private final List<GrpcPeerReplica> peers;
+    private final List<AntiEntropyPeer> antiEntropyPeers;
 
-    private GrpcTransport(Server server, List<GrpcPeerReplica> peers) {
+    private GrpcTransport(Server server, List<GrpcPeerReplica> peers, List<AntiEntropyPeer> antiEntropyPeers) {
         this.server = server;
         this.peers = peers;
+        this.antiEntropyPeers = antiEntropyPeers;
     }
 
     /**
-     * Starts serving {@code local} on this node's gRPC port and creates the peer replicas.
+     * Starts serving {@code local} and {@code antiEntropy} on this node's gRPC port and creates the
+     * peer replicas.
      *
      * @param grpcPort the port to listen on; 0 picks a free one (tests)
      * @throws IOException when the port cannot be bound
      */
-    public static GrpcTransport start(NodeConfig config, int grpcPort, Replica local, ScheduledExecutorService timer)
-            throws IOException {
+    public static GrpcTransport start(NodeConfig config, int grpcPort, Replica local, ScheduledExecutorService timer,
+                                      AntiEntropyService antiEntropy) throws IOException {
         String clusterId = ClusterIdentity.of(config.topology());
         int maxMessage = config.maxValueBytes() + MESSAGE_OVERHEAD_BYTES;
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), grpcPort))
                 .addService(new ReplicationService(clusterId, local))
+                .addService(new AntiEntropyGrpcService(clusterId, antiEntropy))
                 .directExecutor() // handlers only enqueue storage work; they never block
                 .maxInboundMessageSize(maxMessage)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
@@ -55,6 +64,7 @@ public final class GrpcTransport implements AutoCloseable {
                 .build()
                 .start();
         List<GrpcPeerReplica> peers = new java.util.ArrayList<>();
+        List<AntiEntropyPeer> antiEntropyPeers = new java.util.ArrayList<>();
         for (ClusterMember m : config.topology().members()) {
             if (m.id().equals(config.self().id())) {
                 continue;
@@ -69,8 +79,15 @@ public final class GrpcTransport implements AutoCloseable {
             peers.add(new GrpcPeerReplica(m.id(), config.self().id(), clusterId, channel, timer,
                     config.requestTimeout(), MAX_IN_FLIGHT_PER_PEER,
                     Math.max(MAX_IN_FLIGHT_BYTES_PER_PEER, 4L * maxMessage)));
+            antiEntropyPeers.add(new GrpcAntiEntropyPeer(m.id(), config.self().id(), clusterId, channel,
+                    ANTI_ENTROPY_ROUND_DEADLINE));
         }
-        return new GrpcTransport(server, List.copyOf(peers));
+        return new GrpcTransport(server, List.copyOf(peers), List.copyOf(antiEntropyPeers));
+    }
+
+    /** The peers to run anti-entropy rounds with. */
+    public List<AntiEntropyPeer> antiEntropyPeers() {
+        return antiEntropyPeers;
     }
 
     /** The remote replicas, by node id. */
