@@ -21,7 +21,7 @@ import java.nio.charset.StandardCharsets;
  * children in order.
  *
  * <p>Memory: about {@code 8 * leaves * fanout / (fanout - 1)} bytes, whatever the number of
- * records (512 KiB for the default 65,536 leaves).
+ * records (8.4 MiB for the default 1,048,576 leaves).
  *
  * <p>Lifecycle and threading: {@link #add} records, then {@link #seal()} once; only a sealed tree
  * answers {@link #hash}. Not thread-safe while being built; immutable once sealed.
@@ -30,10 +30,14 @@ public final class MerkleTree {
 
     /** 16 children per inner node. */
     public static final int DEFAULT_FANOUT_BITS = 4;
-    /** Four levels below the root: 65,536 leaves, about 15 keys each at a million keys. */
-    public static final int DEFAULT_DEPTH = 4;
-    /** More leaves than this (16 M, 128 MiB) is refused: the tree must stay small. */
-    static final int MAX_LEAF_BITS = 24;
+    /**
+     * Five levels below the root: 1,048,576 leaves, about one key each at a million keys, so a
+     * differing key costs its own record and few others (at 65,536 leaves it cost about 15: see
+     * perf/README.md, "Anti-entropy").
+     */
+    public static final int DEFAULT_DEPTH = 5;
+    /** More leaves than the default is refused, also from a peer: a served round's tree stays at 8.4 MiB. */
+    static final int MAX_LEAF_BITS = 20;
 
     private final int fanoutBits;
     private final int depth;

@@ -31,7 +31,7 @@ abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
 
     private static final Duration CONVERGENCE_BOUND = Duration.ofSeconds(60);
     /** One tree of the default shape has this many leaves; a run compares one tree per peer. */
-    private static final long LEAVES = 65_536;
+    private static final long LEAVES = 1 << 20;
 
     AntiEntropyScenarios(NodeLauncher launcher) {
         super(launcher);

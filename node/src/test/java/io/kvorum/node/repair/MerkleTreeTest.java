@@ -127,7 +127,7 @@ class MerkleTreeTest {
         assertThatThrownBy(() -> t.hash(0, 0)).isInstanceOf(IllegalStateException.class);
         t.seal();
         assertThatThrownBy(() -> t.add(new byte[] {1}, Record.tombstone(1, "n1"))).isInstanceOf(IllegalStateException.class);
-        assertThat(MerkleTree.withDefaultShape().leafCount()).isEqualTo(65_536);
-        assertThatThrownBy(() -> new MerkleTree(8, 4)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(MerkleTree.withDefaultShape().leafCount()).isEqualTo(1 << 20);
+        assertThatThrownBy(() -> new MerkleTree(4, 6)).isInstanceOf(IllegalArgumentException.class);
     }
 }
