@@ -8,6 +8,8 @@ import io.kvorum.node.coordinator.LocalReplica;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.http.HttpGateway;
+import io.kvorum.node.repair.AntiEntropyService;
+import io.kvorum.node.repair.RepairStorage;
 import io.kvorum.node.storage.ExpiryPurger;
 import io.kvorum.node.storage.LevelDbStore;
 import io.kvorum.node.storage.LocalEntryStream;
@@ -25,8 +27,8 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -45,23 +47,30 @@ public final class KvorumNode implements AutoCloseable {
     static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(5);
     private static final int RANGE_BATCH_ENTRIES = 256;
     private static final int RANGE_BATCH_BYTES = 256 * 1024;
+    /** How long an anti-entropy round waits for its peer (e.g. to build its tree) before it fails. */
+    private static final Duration ANTI_ENTROPY_IDLE_TIMEOUT = Duration.ofSeconds(60);
 
     private final NodeConfig config;
     private final StorageService storage;
     private final ScheduledThreadPoolExecutor requestTimer;
     private final ScheduledThreadPoolExecutor maintenance;
+    private final ScheduledThreadPoolExecutor antiEntropyExecutor;
+    private final AntiEntropyService antiEntropy;
     private final GrpcTransport transport; // null in a single-node cluster
     private final HttpGateway gateway;
     private final InetSocketAddress httpAddress;
     private boolean closed;
 
     private KvorumNode(NodeConfig config, StorageService storage, ScheduledThreadPoolExecutor requestTimer,
-                       ScheduledThreadPoolExecutor maintenance, GrpcTransport transport, HttpGateway gateway,
+                       ScheduledThreadPoolExecutor maintenance, ScheduledThreadPoolExecutor antiEntropyExecutor,
+                       AntiEntropyService antiEntropy, GrpcTransport transport, HttpGateway gateway,
                        InetSocketAddress httpAddress) {
         this.config = config;
         this.storage = storage;
         this.requestTimer = requestTimer;
         this.maintenance = maintenance;
+        this.antiEntropyExecutor = antiEntropyExecutor;
+        this.antiEntropy = antiEntropy;
         this.transport = transport;
         this.gateway = gateway;
         this.httpAddress = httpAddress;
@@ -82,7 +91,12 @@ public final class KvorumNode implements AutoCloseable {
         ScheduledThreadPoolExecutor requestTimer = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("request-timer"));
         requestTimer.setRemoveOnCancelPolicy(true);
         ScheduledThreadPoolExecutor maintenance = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("maintenance"));
+        ScheduledThreadPoolExecutor antiEntropyExecutor =
+                new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("anti-entropy"));
+        antiEntropyExecutor.setRemoveOnCancelPolicy(true);
+        antiEntropyExecutor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         GrpcTransport transport = null;
+        AntiEntropyService antiEntropy = null;
         try {
             HybridLogicalClock hlc = new HybridLogicalClock(clock);
             String selfId = config.self().id();
@@ -93,9 +107,13 @@ public final class KvorumNode implements AutoCloseable {
                     (start, end) -> new LocalEntryStream(storage, start, end, RANGE_BATCH_ENTRIES, RANGE_BATCH_BYTES);
             Map<String, RangeSource> ranges = new HashMap<>();
             ranges.put(selfId, localRange);
+            antiEntropy = new AntiEntropyService(selfId, config.topology(), config.replicationFactor(),
+                    new RepairStorage(storage, local, antiEntropyExecutor), antiEntropyExecutor,
+                    config.antiEntropyInterval(), ANTI_ENTROPY_IDLE_TIMEOUT);
             if (config.topology().size() > 1) {
                 try {
-                    transport = GrpcTransport.start(config, config.self().grpcPort(), local, localRange, requestTimer);
+                    transport = GrpcTransport.start(config, config.self().grpcPort(), local, localRange, requestTimer,
+                            antiEntropy);
                 } catch (IOException e) {
                     throw new StartupException("cannot listen for gRPC on " + config.bindAddress() + ":"
                             + config.self().grpcPort() + ": " + bindFailure(e));
@@ -103,6 +121,7 @@ public final class KvorumNode implements AutoCloseable {
                 replicas.putAll(transport.peers());
                 ranges.putAll(transport.peerRanges());
             }
+            antiEntropy.start(transport != null ? transport.antiEntropyPeers() : List.of());
             Coordinator coordinator = new Coordinator(selfId, new Placement(config.topology()), replicas, hlc, clock,
                     config.requestTimeout(), requestTimer, new ClusterRangeSource(ranges, config.replicationFactor(),
                             RANGE_BATCH_ENTRIES, RANGE_BATCH_BYTES, hlc::observe));
@@ -119,11 +138,10 @@ public final class KvorumNode implements AutoCloseable {
 
             String status = "{\"node\":\"" + selfId + "\",\"status\":\"serving\",\"clusterSize\":"
                     + config.topology().size() + ",\"replicationFactor\":" + config.replicationFactor() + "}";
+            AntiEntropyService repairs = antiEntropy;
             HttpGateway gateway = new HttpGateway(coordinator, config.topology().size(), config.replicationFactor(),
                     clock, config.maxValueBytes(), config.httpThreads(), () -> status,
-                    () -> CompletableFuture.completedFuture(
-                            "{\"peers\":[],\"unreachable\":[],\"bucketsCompared\":0,\"recordsSent\":0,"
-                                    + "\"recordsReceived\":0,\"durationMs\":0}"));
+                    () -> repairs.repair().thenApply(report -> report.requireComplete().toJson()));
             InetSocketAddress address;
             try {
                 address = gateway.start(config.bindAddress(), httpPort);
@@ -134,13 +152,18 @@ public final class KvorumNode implements AutoCloseable {
             log.info("node {} serving HTTP on {} with data in {} (cluster of {}, replication factor {}{})",
                     selfId, address, config.dataDir().toAbsolutePath().normalize(), config.topology().size(),
                     config.replicationFactor(), config.fsync() ? ", fsync" : "");
-            return new KvorumNode(config, storage, requestTimer, maintenance, transport, gateway, address);
+            return new KvorumNode(config, storage, requestTimer, maintenance, antiEntropyExecutor, antiEntropy,
+                    transport, gateway, address);
         } catch (StartupException | RuntimeException e) {
+            if (antiEntropy != null) {
+                antiEntropy.close();
+            }
             if (transport != null) {
                 transport.kill();
             }
             requestTimer.shutdownNow();
             maintenance.shutdownNow();
+            antiEntropyExecutor.shutdownNow();
             try {
                 storage.close();
             } catch (Exception suppressed) {
@@ -214,6 +237,7 @@ public final class KvorumNode implements AutoCloseable {
         }
         closed = true;
         log.info("node {} {}", config.self().id(), graceful ? "shutting down" : "killed");
+        antiEntropy.close();
         try {
             if (!graceful && transport != null) {
                 transport.kill(); // peers see the node vanish before its clients do, as in a crash
@@ -227,6 +251,14 @@ public final class KvorumNode implements AutoCloseable {
         }
         maintenance.shutdownNow();
         requestTimer.shutdownNow();
+        antiEntropyExecutor.shutdown(); // lets cancelled rounds close their storage scans first
+        try {
+            if (!antiEntropyExecutor.awaitTermination(2, TimeUnit.SECONDS)) {
+                antiEntropyExecutor.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         try {
             storage.close();
         } catch (Exception e) {

@@ -41,7 +41,8 @@ public final class HttpGateway {
     /**
      * @param threads event-loop threads; 0 means one per core
      * @param status  the body of {@code GET /v0/status}
-     * @param repair  runs {@code POST /v0/repair}; completes with its JSON summary
+     * @param repair  runs {@code POST /v0/repair}; completes with its JSON summary (200), or fails with
+     *                {@link io.kvorum.node.repair.RepairIncompleteException} (504) when a peer was not reached
      */
     public HttpGateway(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
                        int maxValueBytes, int threads, Supplier<String> status,

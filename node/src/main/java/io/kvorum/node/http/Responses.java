@@ -1,6 +1,7 @@
 package io.kvorum.node.http;
 
 import io.kvorum.node.coordinator.NotEnoughReplicasException;
+import io.kvorum.node.repair.RepairIncompleteException;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -74,6 +75,9 @@ final class Responses {
         }
         if (t instanceof NotEnoughReplicasException) {
             return text(HttpResponseStatus.GATEWAY_TIMEOUT, "Not Enough Replicas: " + t.getMessage());
+        }
+        if (t instanceof RepairIncompleteException) {
+            return text(HttpResponseStatus.GATEWAY_TIMEOUT, "Repair incomplete: " + t.getMessage());
         }
         if (t instanceof StorageOverloadedException) {
             return overloaded(t.getMessage());

@@ -9,8 +9,11 @@ import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.repair.AntiEntropyPeer;
+import io.kvorum.node.repair.AntiEntropyService;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,8 +21,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The gRPC side of a node: the server that serves this node's replica and range scans to its
- * peers, and per peer one channel shared by a {@link GrpcPeerReplica} and a {@link GrpcRangeSource}. Lifecycle: {@link #start} binds or throws; {@link #close()}
+ * The gRPC side of a node: the server that serves this node's replica, range scans and
+ * anti-entropy to its peers, and per peer one channel shared by a {@link GrpcPeerReplica}, a
+ * {@link GrpcRangeSource} and a {@link GrpcAntiEntropyPeer}. Lifecycle: {@link #start} binds or throws; {@link #close()}
  * stops the server (letting calls in progress finish briefly) and closes every peer channel.
  */
 public final class GrpcTransport implements AutoCloseable {
@@ -30,32 +34,39 @@ public final class GrpcTransport implements AutoCloseable {
     private static final long MAX_IN_FLIGHT_BYTES_PER_PEER = 256L << 20;
     /** Range scan messages end past this size (plus one entry, which MESSAGE_OVERHEAD_BYTES allows for). */
     private static final int RANGE_MESSAGE_BYTES = 32 * 1024;
+    /** The deadline of one anti-entropy round (the idle timeout of each wait is far shorter). */
+    private static final Duration ANTI_ENTROPY_ROUND_DEADLINE = Duration.ofHours(1);
 
     private final Server server;
     private final List<GrpcPeerReplica> peers;
     private final Map<String, RangeSource> peerRanges;
+    private final List<AntiEntropyPeer> antiEntropyPeers;
 
-    private GrpcTransport(Server server, List<GrpcPeerReplica> peers, Map<String, RangeSource> peerRanges) {
+    private GrpcTransport(Server server, List<GrpcPeerReplica> peers, Map<String, RangeSource> peerRanges,
+                          List<AntiEntropyPeer> antiEntropyPeers) {
         this.server = server;
         this.peers = peers;
         this.peerRanges = peerRanges;
+        this.antiEntropyPeers = antiEntropyPeers;
     }
 
     /**
-     * Starts serving {@code local} and {@code localRange} on this node's gRPC port and creates the
-     * peer replicas and range sources.
+     * Starts serving {@code local}, {@code localRange} and {@code antiEntropy} on this node's gRPC
+     * port and creates the peer replicas, range sources and anti-entropy peers.
      *
      * @param grpcPort   the port to listen on; 0 picks a free one (tests)
      * @param localRange this node's raw entries, scanned by peers that coordinate a range
      * @throws IOException when the port cannot be bound
      */
     public static GrpcTransport start(NodeConfig config, int grpcPort, Replica local, RangeSource localRange,
-                                      ScheduledExecutorService timer) throws IOException {
+                                      ScheduledExecutorService timer, AntiEntropyService antiEntropy)
+            throws IOException {
         String clusterId = ClusterIdentity.of(config.topology());
         int maxMessage = config.maxValueBytes() + MESSAGE_OVERHEAD_BYTES;
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), grpcPort))
                 .addService(new ReplicationService(clusterId, local))
                 .addService(new RangeService(clusterId, localRange, RANGE_MESSAGE_BYTES))
+                .addService(new AntiEntropyGrpcService(clusterId, antiEntropy))
                 .directExecutor() // handlers only enqueue storage work; they never block
                 .maxInboundMessageSize(maxMessage)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
@@ -64,6 +75,7 @@ public final class GrpcTransport implements AutoCloseable {
                 .start();
         List<GrpcPeerReplica> peers = new java.util.ArrayList<>();
         Map<String, RangeSource> peerRanges = new HashMap<>();
+        List<AntiEntropyPeer> antiEntropyPeers = new java.util.ArrayList<>();
         for (ClusterMember m : config.topology().members()) {
             if (m.id().equals(config.self().id())) {
                 continue;
@@ -80,8 +92,15 @@ public final class GrpcTransport implements AutoCloseable {
                     Math.max(MAX_IN_FLIGHT_BYTES_PER_PEER, 4L * maxMessage)));
             peerRanges.put(m.id(), new GrpcRangeSource(m.id(), config.self().id(), clusterId, channel, timer,
                     config.requestTimeout()));
+            antiEntropyPeers.add(new GrpcAntiEntropyPeer(m.id(), config.self().id(), clusterId, channel,
+                    ANTI_ENTROPY_ROUND_DEADLINE));
         }
-        return new GrpcTransport(server, List.copyOf(peers), Map.copyOf(peerRanges));
+        return new GrpcTransport(server, List.copyOf(peers), Map.copyOf(peerRanges), List.copyOf(antiEntropyPeers));
+    }
+
+    /** The peers to run anti-entropy rounds with. */
+    public List<AntiEntropyPeer> antiEntropyPeers() {
+        return antiEntropyPeers;
     }
 
     /** The remote replicas, by node id. */

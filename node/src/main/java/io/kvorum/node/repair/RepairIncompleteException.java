@@ -1,0 +1,19 @@
+package io.kvorum.node.repair;
+
+/**
+ * A repair that could not reach every peer: {@code POST /v0/repair} answers 504 with this message,
+ * which names those peers and carries the summary of the rounds that did complete.
+ */
+public final class RepairIncompleteException extends RuntimeException {
+
+    private final RepairReport report;
+
+    public RepairIncompleteException(RepairReport report) {
+        super("could not reach " + report.failures() + "; completed rounds: " + report.toJson(), null, false, false);
+        this.report = report;
+    }
+
+    public RepairReport report() {
+        return report;
+    }
+}

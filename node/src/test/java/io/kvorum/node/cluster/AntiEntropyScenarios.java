@@ -1,0 +1,205 @@
+package io.kvorum.node.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.client.KvorumClient.Options;
+import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
+import io.kvorum.node.config.NodeOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Anti-entropy (SPEC §3, {@code POST /v0/repair} in §2): replicas compare Merkle trees and exchange
+ * what differs, so each key's first RF replicas converge without reads or hints.
+ *
+ * <p>A replica is read "alone" by stopping the others and reading through it with ack=1 of
+ * from=N: only it can answer. (With from=1, a read asks the key's first replica, which may be
+ * another node.) Writes that must miss a replica use {@code from} smaller than RF, on keys whose
+ * preference list puts that replica after the first {@code from}, so no hint or read repair can
+ * deliver them: only anti-entropy can.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
+
+    private static final Duration CONVERGENCE_BOUND = Duration.ofSeconds(60);
+    /** One tree of the default shape has this many leaves; a run compares one tree per peer. */
+    private static final long LEAVES = 1 << 20;
+
+    AntiEntropyScenarios(NodeLauncher launcher) {
+        super(launcher);
+    }
+
+    /** SPEC §3: lose a node's disk, bring it back, call repair: it has all its data back. */
+    @Test
+    void aNodeThatLostItsDiskGetsEveryKeyBackByRepair() throws Exception {
+        withCluster(3, c -> {
+            Map<String, String> data = writeAll(c, "ae-wipe-", 300);
+            String n3First = c.keyWhosePreferenceStartsWith("ae-wipe-", List.of("n3"));
+            c.stop("n3");
+            c.wipe("n3");
+            c.restart("n3");
+            assertThat(get(c, "n1", n3First, q(1, 1))).as("n3 lost its data").isEqualTo(new Answer(Answer.NOT_FOUND, ""));
+
+            Answer repair = repair(c, "n3");
+
+            assertThat(repair.status()).as(repair.toString()).isEqualTo(Answer.OK);
+            assertThat(repair.body()).contains("\"peers\":[\"n1\",\"n2\"]").contains("\"unreachable\":[]");
+            assertThat(number(repair, "recordsReceived")).isGreaterThanOrEqualTo(data.size());
+            assertThat(number(repair, "bucketsCompared")).isEqualTo(2 * LEAVES);
+            c.stop("n1");
+            c.stop("n2");
+            assertAloneServes(c, "n3", data);
+        });
+    }
+
+    /** A run between identical replicas exchanges tree hashes only: no records, a few bytes. */
+    @Test
+    void aRepairBetweenIdenticalReplicasExchangesNoRecords() throws Exception {
+        withCluster(3, c -> {
+            writeAll(c, "ae-same-", 200);
+
+            Answer repair = repair(c, "n1");
+
+            assertThat(repair.status()).as(repair.toString()).isEqualTo(Answer.OK);
+            assertThat(repair.body()).contains("\"peers\":[\"n2\",\"n3\"]");
+            assertThat(number(repair, "recordsSent")).as(repair.body()).isZero();
+            assertThat(number(repair, "recordsReceived")).as(repair.body()).isZero();
+            assertThat(number(repair, "bucketsCompared")).isEqualTo(2 * LEAVES);
+            assertThat(number(repair, "bytesSent") + number(repair, "bytesReceived")).as(repair.body()).isLessThan(500);
+        });
+    }
+
+    /**
+     * Deletes are tombstones and propagate like writes: keys are deleted with from=2 on keys whose
+     * first two replicas are n1 and n2, so n3, their third, keeps the value until repair.
+     */
+    @Test
+    void deletesPropagateByRepair() throws Exception {
+        withCluster(3, c -> {
+            Map<String, String> expected = new LinkedHashMap<>();
+            for (int i = 0; i < 40; i++) {
+                List<String> first = i % 2 == 0 ? List.of("n1", "n2") : List.of("n2", "n1");
+                String key = c.keyWhosePreferenceStartsWith("ae-del-" + i + "-", first);
+                assertThat(put(c, "n1", key, "v" + i, q(3, 3)).status()).isEqualTo(Answer.CREATED);
+                if (i % 4 == 0) {
+                    expected.put(key, "v" + i);
+                } else {
+                    assertThat(delete(c, "n2", key, q(2, 2)).status()).isEqualTo(Answer.ACCEPTED);
+                    expected.put(key, null);
+                }
+            }
+            String deleted = expected.keySet().stream().filter(k -> expected.get(k) == null).findFirst().orElseThrow();
+            c.stop("n1");
+            c.stop("n2");
+            assertThat(get(c, "n3", deleted, q(1, 3)).status()).as("n3 missed the delete").isEqualTo(Answer.OK);
+            c.restart("n1");
+            c.restart("n2");
+
+            Answer repair = repair(c, "n1");
+
+            assertThat(repair.status()).as(repair.toString()).isEqualTo(Answer.OK);
+            c.stop("n1");
+            c.stop("n2");
+            assertAloneServes(c, "n3", expected);
+        });
+    }
+
+    /** With a short --anti-entropy-interval, a wiped node converges without anyone calling repair. */
+    @Test
+    void periodicAntiEntropyConvergesWithoutRepair() throws Exception {
+        withCluster(3, Map.of(NodeOption.ANTI_ENTROPY_INTERVAL, "300"), c -> {
+            Map<String, String> data = writeAll(c, "ae-periodic-", 100);
+            List<String> n3First = new ArrayList<>();
+            for (int i = 0; i < 30; i++) {
+                String key = c.keyWhosePreferenceStartsWith("ae-periodic-first-" + i + "-", List.of("n3"));
+                assertThat(put(c, "n1", key, "f" + i, q(3, 3)).status()).isEqualTo(Answer.CREATED);
+                data.put(key, "f" + i);
+                n3First.add(key);
+            }
+            c.stop("n3");
+            c.wipe("n3");
+            c.restart("n3");
+
+            // from=1 on keys whose first replica is n3 asks n3 alone, with every node up.
+            long deadline = System.nanoTime() + CONVERGENCE_BOUND.toNanos();
+            List<String> missing = new ArrayList<>(n3First);
+            while (!missing.isEmpty()) {
+                missing.removeIf(key -> get(c, upNode(c, key.hashCode()), key, q(1, 1)).status() == Answer.OK);
+                assertThat(System.nanoTime() < deadline || missing.isEmpty())
+                        .as("n3 still lacks %s after %s of periodic anti-entropy", missing, CONVERGENCE_BOUND).isTrue();
+                Thread.onSpinWait();
+            }
+            c.stop("n1");
+            c.stop("n2");
+            assertAloneServes(c, "n3", data);
+        });
+    }
+
+    /**
+     * SPEC §2: 504 naming the peer that could not be reached, while the round with the other one
+     * still runs: a key only n1 holds reaches n3 although n2 is down.
+     */
+    @Test
+    void aRepairWithAPeerDownAnswers504NamingItAndStillRepairsWithTheOthers() throws Exception {
+        withCluster(3, c -> {
+            String onlyOnN1 = c.keyWhosePreferenceStartsWith("ae-down-", List.of("n1"));
+            assertThat(put(c, "n1", onlyOnN1, "lonely", q(1, 1)).status()).isEqualTo(Answer.CREATED);
+            c.stop("n2");
+
+            Answer repair = repair(c, "n1");
+
+            assertThat(repair.status()).as(repair.toString()).isEqualTo(504);
+            assertThat(repair.body()).contains("could not reach n2").contains("\"peers\":[\"n3\"]")
+                    .contains("\"unreachable\":[\"n2\"]").doesNotContain("could not reach n3");
+            c.stop("n1");
+            assertAloneServes(c, "n3", Map.of(onlyOnN1, "lonely"));
+        });
+    }
+
+    /** Writes {@code n} keys to every replica (3/3) through every node in turn. */
+    private static Map<String, String> writeAll(MiniCluster c, String prefix, int n) {
+        Map<String, String> data = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            String key = prefix + i;
+            assertThat(put(c, upNode(c, i), key, "v" + i, q(c.size(), c.size())).status()).isEqualTo(Answer.CREATED);
+            data.put(key, "v" + i);
+        }
+        return data;
+    }
+
+    private static Answer repair(MiniCluster c, String via) throws Exception {
+        return raw(c, via, "POST", "/v0/repair", null);
+    }
+
+    private static long number(Answer answer, String field) {
+        Matcher m = Pattern.compile("\"" + field + "\":(\\d+)").matcher(answer.body());
+        assertThat(m.find()).as(field + " in " + answer).isTrue();
+        return Long.parseLong(m.group(1));
+    }
+
+    /**
+     * With every other node down, {@code node} alone answers each key (ack=1 of from=N): with the
+     * value, or 404 where the expected value is null (deleted).
+     */
+    private static void assertAloneServes(MiniCluster c, String node, Map<String, String> expected) {
+        assertThat(c.upNodes()).containsExactly(node);
+        Options alone = q(1, c.size());
+        List<String> wrong = new ArrayList<>();
+        expected.forEach((key, value) -> {
+            Answer want = value == null ? new Answer(Answer.NOT_FOUND, "") : new Answer(Answer.OK, value);
+            Answer got = get(c, node, key, alone);
+            if (!got.equals(want)) {
+                wrong.add(key + ": " + got + " instead of " + want);
+            }
+        });
+        assertThat(wrong).as(node + " alone, of " + expected.size() + " keys").isEmpty();
+    }
+}

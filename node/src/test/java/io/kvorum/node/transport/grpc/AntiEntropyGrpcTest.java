@@ -1,0 +1,214 @@
+package io.kvorum.node.transport.grpc;
+
+import static io.kvorum.node.repair.RepairFixture.key;
+import static io.kvorum.node.repair.RepairFixture.value;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.kvorum.node.cluster.Placement;
+import io.kvorum.node.repair.AntiEntropyPeer;
+import io.kvorum.node.repair.MerkleTree;
+import io.kvorum.node.repair.RepairFixture;
+import io.kvorum.node.repair.RepairReport;
+import io.kvorum.node.repair.RepairScope;
+import io.kvorum.node.repair.RoundStats;
+import io.kvorum.node.storage.LevelDbStore.Entry;
+import io.kvorum.node.storage.Record;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Anti-entropy rounds end to end over in-process gRPC (STYLE 10): two nodes with their own LevelDB,
+ * the initiator's {@link GrpcAntiEntropyPeer} and the responder's {@link AntiEntropyGrpcService}.
+ * Messages are capped at {@value #MAX_MESSAGE_BYTES} bytes on both sides, so a round that sent an
+ * unbounded batch would fail.
+ */
+@Timeout(120)
+class AntiEntropyGrpcTest {
+
+    private static final String CLUSTER = "cluster-a";
+    private static final int MAX_MESSAGE_BYTES = 512 * 1024;
+
+    @TempDir
+    Path dir;
+
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private RepairFixture n1;
+    private RepairFixture n2;
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            resources.get(i).close();
+        }
+    }
+
+    /** n1 and n2 with replication factor {@code rf}; n2 serves anti-entropy in process. */
+    private void twoNodes(int rf) throws Exception {
+        n1 = node("n1", rf);
+        n2 = node("n2", rf);
+    }
+
+    private RepairFixture node(String id, int rf) throws Exception {
+        RepairFixture node = new RepairFixture(dir, id, rf, MerkleTree.DEFAULT_FANOUT_BITS, MerkleTree.DEFAULT_DEPTH);
+        resources.add(node);
+        Server server = InProcessServerBuilder.forName(CLUSTER + "-" + id).directExecutor()
+                .maxInboundMessageSize(MAX_MESSAGE_BYTES)
+                .addService(new AntiEntropyGrpcService(CLUSTER, node.service)).build().start();
+        resources.add(() -> server.shutdownNow().awaitTermination());
+        return node;
+    }
+
+    /** n1's peer for {@code target}, as if n1 were in {@code cluster}. */
+    private AntiEntropyPeer peer(String target, String cluster) {
+        ManagedChannel channel = InProcessChannelBuilder.forName(CLUSTER + "-" + target).directExecutor()
+                .maxInboundMessageSize(MAX_MESSAGE_BYTES).build();
+        resources.add(channel::shutdownNow);
+        return new GrpcAntiEntropyPeer(target, "n1", cluster, channel, Duration.ofSeconds(60));
+    }
+
+    private RepairReport repairFromN1(AntiEntropyPeer... peers) {
+        n1.service.start(List.of(peers));
+        return n1.service.repair().join();
+    }
+
+    @Test
+    void replicasThatDifferConvergeBothWays() throws Exception {
+        twoNodes(3);
+        SortedMap<String, Record> expected = new TreeMap<>();
+        for (int i = 0; i < 1000; i++) {
+            Record r = value(1000 + i, "n1", "same" + i);
+            n1.put("same" + i, r);
+            n2.put("same" + i, r);
+            expected.put("same" + i, r);
+        }
+        for (int i = 0; i < 100; i++) {
+            n1.put("only1-" + i, value(2000, "n1", "a"));
+            n2.put("only2-" + i, value(2000, "n2", "b"));
+            expected.put("only1-" + i, value(2000, "n1", "a"));
+            expected.put("only2-" + i, value(2000, "n2", "b"));
+        }
+        for (int i = 0; i < 50; i++) {
+            n1.put("newer1-" + i, value(3001, "n1", "new"));
+            n2.put("newer1-" + i, value(3000, "n2", "old"));
+            n1.put("newer2-" + i, value(3000, "n1", "old"));
+            n2.put("newer2-" + i, value(3001, "n2", "new"));
+            expected.put("newer1-" + i, value(3001, "n1", "new"));
+            expected.put("newer2-" + i, value(3001, "n2", "new"));
+        }
+        for (int i = 0; i < 30; i++) {
+            Record tombstone = Record.tombstone(4001L << 16, "n2");
+            n1.put("deleted-" + i, value(4000, "n1", "alive"));
+            n2.put("deleted-" + i, tombstone);
+            expected.put("deleted-" + i, tombstone);
+        }
+
+        RepairReport report = repairFromN1(peer("n2", CLUSTER));
+
+        assertThat(report.isComplete()).as(report.toJson()).isTrue();
+        assertThat(n1.dump()).isEqualTo(expected);
+        assertThat(n2.dump()).isEqualTo(expected);
+        RoundStats round = report.rounds().get(0);
+        assertThat(round.recordsSent()).isGreaterThanOrEqualTo(150); // only1 + newer1, at least
+        assertThat(round.recordsReceived()).isGreaterThanOrEqualTo(180); // only2 + newer2 + deleted
+        assertThat(round.bucketsDiffering()).isBetween(1L, 330L);
+
+        RepairReport again = n1.service.repair().join();
+        assertThat(again.recordsSent() + again.recordsReceived()).as(again.toJson()).isZero();
+    }
+
+    @Test
+    void identicalReplicasExchangeOnlyTheRootHash() throws Exception {
+        twoNodes(3);
+        List<Entry> entries = new ArrayList<>();
+        for (int i = 0; i < 5000; i++) {
+            entries.add(new Entry(key("k" + i), value(1000 + i, "n1", "v" + i)));
+        }
+        n1.putAll(entries);
+        n2.putAll(entries);
+
+        RepairReport report = repairFromN1(peer("n2", CLUSTER));
+
+        RoundStats round = report.rounds().get(0);
+        assertThat(round.recordsSent() + round.recordsReceived()).isZero();
+        assertThat(round.bucketsDiffering()).isZero();
+        assertThat(round.bucketsCompared()).isEqualTo(1 << 20);
+        // Open, one query, one hash, an empty bucket list and two dones: a few dozen bytes.
+        assertThat(round.bytesSent() + round.bytesReceived()).as(report.toJson()).isLessThan(200);
+    }
+
+    @Test
+    void manyLargeRecordsFlowInBoundedMessages() throws Exception {
+        twoNodes(3);
+        List<Entry> entries = new ArrayList<>();
+        byte[] big = new byte[4096];
+        for (int i = 0; i < 2000; i++) {
+            entries.add(new Entry(key("big" + i), Record.value(5000L << 16, "n1", big, Record.NEVER_EXPIRES)));
+        }
+        n1.putAll(entries);
+
+        RepairReport report = repairFromN1(peer("n2", CLUSTER));
+
+        assertThat(report.isComplete()).as(report.toJson()).isTrue();
+        assertThat(n2.dump()).hasSize(2000).isEqualTo(n1.dump());
+        RoundStats round = report.rounds().get(0);
+        assertThat(round.recordsSent()).isEqualTo(2000);
+        assertThat(round.bytesSent()).isGreaterThan(2000L * 4096);
+    }
+
+    @Test
+    void onlyKeysThatBothNodesReplicateAreExchanged() throws Exception {
+        twoNodes(2);
+        RepairScope both = new RepairScope(new Placement(RepairFixture.topology()), 2, "n1", "n2");
+        List<String> shared = new ArrayList<>();
+        for (int i = 0; i < 600; i++) {
+            n1.put("k" + i, value(1000, "n1", "v"));
+            if (both.covers(key("k" + i))) {
+                shared.add("k" + i);
+            }
+        }
+
+        RepairReport report = repairFromN1(peer("n2", CLUSTER));
+
+        assertThat(shared).hasSizeBetween(100, 350);
+        assertThat(n2.dump().keySet()).containsExactlyInAnyOrderElementsOf(shared);
+        assertThat(report.recordsSent()).isEqualTo(shared.size());
+    }
+
+    @Test
+    void aNodeOfAnotherClusterIsRefused() throws Exception {
+        twoNodes(3);
+        n1.put("k", value(1000, "n1", "v"));
+
+        RepairReport report = repairFromN1(peer("n2", "cluster-b"));
+
+        assertThat(report.isComplete()).isFalse();
+        assertThat(report.failed()).containsOnlyKeys("n2");
+        assertThat(report.failed().get("n2")).contains("refused").contains("cluster-a");
+        assertThat(n2.dump()).isEmpty();
+    }
+
+    @Test
+    void anUnreachablePeerFailsItsOwnRoundOnly() throws Exception {
+        twoNodes(3);
+        n1.put("k", value(1000, "n1", "v"));
+
+        RepairReport report = repairFromN1(peer("n2", CLUSTER), peer("n3", CLUSTER)); // nobody serves n3
+
+        assertThat(report.rounds()).extracting(RoundStats::peer).containsExactly("n2");
+        assertThat(report.failed()).containsOnlyKeys("n3");
+        assertThat(report.failed().get("n3")).contains("unreachable");
+        assertThat(n2.dump()).containsKey("k");
+    }
+}
