@@ -74,6 +74,7 @@ public final class HintStore implements HintSink, AutoCloseable {
     private static final byte FORMAT_V1 = 1;
     private static final int MAX_BATCH = 256;
     private static final int MAX_EXPIRED_PER_SWEEP = 10_000;
+    private static final int EXPIRY_PAGE = 32;
 
     /**
      * The bounds of a store.
@@ -410,11 +411,20 @@ public final class HintStore implements HintSink, AutoCloseable {
                 continue;
             }
             List<Hint> expired = new ArrayList<>();
-            for (Hint h : read(peer.getKey(), 0, MAX_EXPIRED_PER_SWEEP)) {
-                if (h.createdAtMillis() >= oldestKept) {
-                    break;
+            long after = 0;
+            boolean more = true;
+            while (more && expired.size() < MAX_EXPIRED_PER_SWEEP) {
+                // In small pages: usually the first hint is young, and that is all there is to read.
+                List<Hint> page = read(peer.getKey(), after, EXPIRY_PAGE);
+                more = page.size() == EXPIRY_PAGE;
+                for (Hint h : page) {
+                    if (h.createdAtMillis() >= oldestKept) {
+                        more = false;
+                        break;
+                    }
+                    expired.add(h);
+                    after = h.seq();
                 }
-                expired.add(h);
             }
             if (!expired.isEmpty()) {
                 commit(List.of(new Op.Delete(expired, new CompletableFuture<>())));
