@@ -4,12 +4,15 @@ import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.coordinator.ClusterRangeSource;
 import io.kvorum.node.coordinator.Coordinator;
+import io.kvorum.node.coordinator.HintSink;
 import io.kvorum.node.coordinator.LocalReplica;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.http.HttpGateway;
 import io.kvorum.node.repair.AntiEntropyService;
 import io.kvorum.node.repair.RepairStorage;
+import io.kvorum.node.repair.HintStore;
+import io.kvorum.node.repair.HintedHandoff;
 import io.kvorum.node.storage.ExpiryPurger;
 import io.kvorum.node.storage.LevelDbStore;
 import io.kvorum.node.storage.LocalEntryStream;
@@ -49,6 +52,10 @@ public final class KvorumNode implements AutoCloseable {
     private static final int RANGE_BATCH_BYTES = 256 * 1024;
     /** How long an anti-entropy round waits for its peer (e.g. to build its tree) before it fails. */
     private static final Duration ANTI_ENTROPY_IDLE_TIMEOUT = Duration.ofSeconds(60);
+    /** How often peers with hints are tried: well within SPEC's 5 s from a peer's return to delivery. */
+    private static final Duration HINT_CHECK_INTERVAL = Duration.ofMillis(250);
+    private static final int HINT_WINDOW = 64;
+    private static final long HINT_QUEUE_BYTES = 64L << 20;
 
     private final NodeConfig config;
     private final StorageService storage;
@@ -57,13 +64,14 @@ public final class KvorumNode implements AutoCloseable {
     private final ScheduledThreadPoolExecutor antiEntropyExecutor;
     private final AntiEntropyService antiEntropy;
     private final GrpcTransport transport; // null in a single-node cluster
+    private final Hints hints; // null without hinted handoff
     private final HttpGateway gateway;
     private final InetSocketAddress httpAddress;
     private boolean closed;
 
     private KvorumNode(NodeConfig config, StorageService storage, ScheduledThreadPoolExecutor requestTimer,
                        ScheduledThreadPoolExecutor maintenance, ScheduledThreadPoolExecutor antiEntropyExecutor,
-                       AntiEntropyService antiEntropy, GrpcTransport transport, HttpGateway gateway,
+                       AntiEntropyService antiEntropy, GrpcTransport transport, Hints hints, HttpGateway gateway,
                        InetSocketAddress httpAddress) {
         this.config = config;
         this.storage = storage;
@@ -72,8 +80,31 @@ public final class KvorumNode implements AutoCloseable {
         this.antiEntropyExecutor = antiEntropyExecutor;
         this.antiEntropy = antiEntropy;
         this.transport = transport;
+        this.hints = hints;
         this.gateway = gateway;
         this.httpAddress = httpAddress;
+    }
+
+    /** Hinted handoff's two parts: the store (also the coordinator's sink) and the delivery. */
+    private record Hints(HintStore store, HintedHandoff handoff) {
+        /** Stops delivery, then writes what is queued and closes the store. */
+        void close() {
+            try {
+                handoff.close();
+                store.close();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        /** The status fields: hints stored per peer, delivered and dropped since start. */
+        String statusJson() {
+            StringBuilder pending = new StringBuilder();
+            store.pendingByPeer().forEach((peer, n) ->
+                    pending.append(pending.isEmpty() ? "" : ",").append('"').append(peer).append("\":").append(n));
+            return ",\"hints\":{\"pending\":{" + pending + "},\"delivered\":" + handoff.delivered()
+                    + ",\"dropped\":" + store.dropped() + "}";
+        }
     }
 
     /** Starts a node on the HTTP port of its {@code --cluster} entry. */
@@ -97,6 +128,7 @@ public final class KvorumNode implements AutoCloseable {
         antiEntropyExecutor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         GrpcTransport transport = null;
         AntiEntropyService antiEntropy = null;
+        Hints hints = null;
         try {
             HybridLogicalClock hlc = new HybridLogicalClock(clock);
             String selfId = config.self().id();
@@ -120,11 +152,17 @@ public final class KvorumNode implements AutoCloseable {
                 }
                 replicas.putAll(transport.peers());
                 ranges.putAll(transport.peerRanges());
+                if (config.hintedHandoff()) {
+                    HintStore store = openHints(config, clock);
+                    hints = new Hints(store,
+                            new HintedHandoff(store, transport.peers(), HINT_CHECK_INTERVAL, HINT_WINDOW));
+                }
             }
             antiEntropy.start(transport != null ? transport.antiEntropyPeers() : List.of());
             Coordinator coordinator = new Coordinator(selfId, new Placement(config.topology()), replicas, hlc, clock,
                     config.requestTimeout(), requestTimer, new ClusterRangeSource(ranges, config.replicationFactor(),
-                            RANGE_BATCH_ENTRIES, RANGE_BATCH_BYTES, hlc::observe));
+                            RANGE_BATCH_ENTRIES, RANGE_BATCH_BYTES, hlc::observe),
+                    hints != null ? hints.store() : HintSink.NONE);
 
             ExpiryPurger purger = new ExpiryPurger(storage, clock, config.tombstoneGrace().toMillis());
             long purgeMs = config.purgeInterval().toMillis();
@@ -137,10 +175,12 @@ public final class KvorumNode implements AutoCloseable {
             }, purgeMs, purgeMs, TimeUnit.MILLISECONDS);
 
             String status = "{\"node\":\"" + selfId + "\",\"status\":\"serving\",\"clusterSize\":"
-                    + config.topology().size() + ",\"replicationFactor\":" + config.replicationFactor() + "}";
+                    + config.topology().size() + ",\"replicationFactor\":" + config.replicationFactor();
+            Hints hintsForStatus = hints;
             AntiEntropyService repairs = antiEntropy;
             HttpGateway gateway = new HttpGateway(coordinator, config.topology().size(), config.replicationFactor(),
-                    clock, config.maxValueBytes(), config.httpThreads(), () -> status,
+                    clock, config.maxValueBytes(), config.httpThreads(),
+                    () -> status + (hintsForStatus != null ? hintsForStatus.statusJson() : "") + "}",
                     () -> repairs.repair().thenApply(report -> report.requireComplete().toJson()));
             InetSocketAddress address;
             try {
@@ -152,14 +192,20 @@ public final class KvorumNode implements AutoCloseable {
             log.info("node {} serving HTTP on {} with data in {} (cluster of {}, replication factor {}{})",
                     selfId, address, config.dataDir().toAbsolutePath().normalize(), config.topology().size(),
                     config.replicationFactor(), config.fsync() ? ", fsync" : "");
+            if (hints != null) {
+                hints.handoff().start();
+            }
             return new KvorumNode(config, storage, requestTimer, maintenance, antiEntropyExecutor, antiEntropy,
-                    transport, gateway, address);
+                    transport, hints, gateway, address);
         } catch (StartupException | RuntimeException e) {
             if (antiEntropy != null) {
                 antiEntropy.close();
             }
             if (transport != null) {
                 transport.kill();
+            }
+            if (hints != null) {
+                hints.close();
             }
             requestTimer.shutdownNow();
             maintenance.shutdownNow();
@@ -209,6 +255,16 @@ public final class KvorumNode implements AutoCloseable {
         }
     }
 
+    private static HintStore openHints(NodeConfig config, Clock clock) throws StartupException {
+        HintStore.Limits limits = new HintStore.Limits(config.hintMaxBytesPerPeer(), config.hintMaxAge(),
+                config.storageQueue(), HINT_QUEUE_BYTES);
+        try {
+            return HintStore.open(config.dataDir().resolve("hints"), config.fsync(), limits, clock);
+        } catch (IOException e) {
+            throw new StartupException("cannot open hints in " + config.dataDir() + ": " + e.getMessage());
+        }
+    }
+
     public InetSocketAddress httpAddress() {
         return httpAddress;
     }
@@ -243,11 +299,17 @@ public final class KvorumNode implements AutoCloseable {
                 transport.kill(); // peers see the node vanish before its clients do, as in a crash
             }
             gateway.stop(graceful ? SHUTDOWN_GRACE : Duration.ZERO);
+            if (hints != null) {
+                hints.handoff().close(); // before the peers it delivers to close
+            }
             if (graceful && transport != null) {
-                transport.close();
+                transport.close(); // writes it fails are still hinted
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (hints != null) {
+            hints.close(); // flushes queued hints; the handoff is closed already, which is idempotent
         }
         maintenance.shutdownNow();
         requestTimer.shutdownNow();

@@ -27,7 +27,14 @@ public record NodeConfig(
         int storageReaders,
         int httpThreads,
         Duration purgeInterval,
-        Duration tombstoneGrace) {
+        Duration tombstoneGrace,
+        long hintMaxBytesPerPeer,
+        Duration hintMaxAge) {
+
+    /** Whether writes a peer missed are kept and delivered later (SPEC §3): off with {@code --hint-max-age 0}. */
+    public boolean hintedHandoff() {
+        return !hintMaxAge.isZero() && topology.size() > 1;
+    }
 
     /** The configuration of a node started with no options at all. */
     public static NodeConfig defaults() {
@@ -119,7 +126,9 @@ public record NodeConfig(
                     intIn(NodeOption.STORAGE_READERS, 1, 256),
                     intIn(NodeOption.HTTP_THREADS, 0, 256),
                     millis(NodeOption.PURGE_INTERVAL, 1),
-                    millis(NodeOption.TOMBSTONE_GRACE, 0));
+                    millis(NodeOption.TOMBSTONE_GRACE, 0),
+                    longIn(NodeOption.HINT_MAX_BYTES_PER_PEER, 0, Long.MAX_VALUE),
+                    millis(NodeOption.HINT_MAX_AGE, 0));
         }
 
         private String name(NodeOption o) {
@@ -133,11 +142,15 @@ public record NodeConfig(
         }
 
         private int intIn(NodeOption o, int min, int max) throws ConfigException {
+            return (int) longIn(o, min, max);
+        }
+
+        private long longIn(NodeOption o, long min, long max) throws ConfigException {
             long v = longValue(o);
             if (v < min || v > max) {
                 throw new ConfigException(name(o) + " must be between " + min + " and " + max + ", got " + v);
             }
-            return (int) v;
+            return v;
         }
 
         private Duration millis(NodeOption o, long min) throws ConfigException {

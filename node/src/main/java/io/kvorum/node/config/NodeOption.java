@@ -38,7 +38,13 @@ public enum NodeOption {
     PURGE_INTERVAL("purge-interval", "MS", "60000",
             "How often expired values and old tombstones are purged from storage, in milliseconds."),
     TOMBSTONE_GRACE("tombstone-grace", "MS", "864000000",
-            "How long a tombstone is kept before it may be purged (10 days); repair must run within it.");
+            "How long a tombstone is kept before it may be purged (10 days); repair must run within it."),
+    HINT_MAX_BYTES_PER_PEER("hint-max-bytes-per-peer", "N", "268435456",
+            "Largest size of the hints a coordinator keeps for one unreachable peer (256 MiB); "
+                    + "beyond it new hints are dropped and logged."),
+    HINT_MAX_AGE("hint-max-age", "MS", "10800000",
+            "How long a hint waits for its peer before it is dropped and logged (3 hours); "
+                    + "keep it below --tombstone-grace; 0 turns hinted handoff off.");
 
     private final String name;
     private final String valueLabel;

@@ -38,15 +38,24 @@ public final class Coordinator {
     private final long timeoutNanos;
     private final ScheduledExecutorService timer;
     private final RangeSource rangeSource;
+    private final HintSink hints;
+
+    /** A coordinator that keeps no hints ({@link HintSink#NONE}); see the full constructor. */
+    public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
+                       Clock clock, Duration requestTimeout, ScheduledExecutorService timer,
+                       RangeSource rangeSource) {
+        this(selfId, placement, replicas, hlc, clock, requestTimeout, timer, rangeSource, HintSink.NONE);
+    }
 
     /**
      * @param replicas    one {@link Replica} per cluster member, by node id
      * @param timer       runs request timeouts
      * @param rangeSource where ranges are read from
+     * @param hints       receives each write that a remote replica did not acknowledge
      */
     public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
                        Clock clock, Duration requestTimeout, ScheduledExecutorService timer,
-                       RangeSource rangeSource) {
+                       RangeSource rangeSource, HintSink hints) {
         this.selfId = selfId;
         this.placement = placement;
         this.replicas = Map.copyOf(replicas);
@@ -55,6 +64,7 @@ public final class Coordinator {
         this.timeoutNanos = requestTimeout.toNanos();
         this.timer = timer;
         this.rangeSource = rangeSource;
+        this.hints = hints;
     }
 
     /**
@@ -134,11 +144,20 @@ public final class Coordinator {
         return write(key, Record.tombstone(hlc.now(), selfId), quorum);
     }
 
+    /**
+     * Sends the record to the key's {@code from} replicas. A remote replica that does not
+     * acknowledge it, before or after the client was answered, gets a hint (SPEC §3).
+     */
     private CompletableFuture<Record> write(byte[] key, Record record, Quorum quorum) {
         Operation op = new Operation(quorum);
         for (ClusterMember target : placement.replicasFor(key, quorum.from())) {
-            replicas.get(target.id()).write(key, record)
-                    .whenComplete((ignored, error) -> op.onResponse(record, error));
+            boolean remote = !target.id().equals(selfId);
+            replicas.get(target.id()).write(key, record).whenComplete((ignored, error) -> {
+                op.onResponse(record, error);
+                if (error != null && remote) {
+                    hints.hint(target.id(), key, record);
+                }
+            });
         }
         return op.result;
     }

@@ -222,6 +222,33 @@ abstract class ClusterScenarioSupport {
         return RangeAnswer.ok(entries);
     }
 
+    /**
+     * Polls a read through {@code via} until it answers {@code expected}, for at most {@code bound};
+     * fails the test with the last answer otherwise.
+     */
+    static void awaitAnswer(MiniCluster cluster, String via, String key, Options options, Answer expected,
+                            Duration bound, String what) {
+        long deadline = System.nanoTime() + bound.toNanos();
+        Answer last;
+        while (!(last = get(cluster, via, key, options)).equals(expected)) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError(what + ": " + via + " still answers " + last + " for " + key + " instead of "
+                        + expected + " after " + bound.toMillis() + " ms");
+            }
+            pollPause();
+        }
+    }
+
+    /** Between two polls: short, but leaves the shared cores to the nodes. */
+    static void pollPause() {
+        try {
+            Thread.sleep(20);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while polling", e);
+        }
+    }
+
     static byte[] utf8(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }

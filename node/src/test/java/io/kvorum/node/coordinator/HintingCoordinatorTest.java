@@ -1,0 +1,133 @@
+package io.kvorum.node.coordinator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.Placement;
+import io.kvorum.node.cluster.Topology;
+import io.kvorum.node.config.ConfigException;
+import io.kvorum.node.coordinator.CoordinatorTest.FakeReplica;
+import io.kvorum.node.storage.Record;
+import io.kvorum.node.storage.StorageOverloadedException;
+import io.kvorum.node.time.HybridLogicalClock;
+import io.kvorum.node.time.ManualClock;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The coordinator's side of hinted handoff (SPEC §3): every write a remote replica did not
+ * acknowledge goes to the {@link HintSink}, before or after the client was answered; nothing else
+ * does. Replicas answer by hand, one at a time, as in {@link CoordinatorTest}.
+ */
+@Timeout(30)
+class HintingCoordinatorTest {
+
+    private static final byte[] KEY = "hinted-key".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] VALUE = "value".getBytes(StandardCharsets.UTF_8);
+
+    /** One hint as the sink received it. */
+    private record Hinted(String nodeId, byte[] key, Record record) {
+    }
+
+    private final ManualClock clock = new ManualClock(1_700_000_000_000L);
+    private final Map<String, FakeReplica> fakes = new HashMap<>();
+    private final List<Hinted> hints = new CopyOnWriteArrayList<>();
+    private ScheduledThreadPoolExecutor timer;
+    private Coordinator coordinator;
+    /** The fakes in KEY's preference order. */
+    private List<FakeReplica> order;
+
+    @BeforeEach
+    void setUp() throws ConfigException {
+        Topology topology = Topology.parse("n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,n3=127.0.0.1:8083:9083");
+        Placement placement = new Placement(topology);
+        for (ClusterMember m : topology.members()) {
+            fakes.put(m.id(), new FakeReplica(m.id()));
+        }
+        order = placement.replicasFor(KEY, 3).stream().map(m -> fakes.get(m.id())).toList();
+        timer = new ScheduledThreadPoolExecutor(1);
+        coordinator = new Coordinator("n1", placement, Map.copyOf(fakes), new HybridLogicalClock(clock), clock,
+                Duration.ofMinutes(5), timer, (start, end) -> {
+                    throw new AssertionError("no range expected");
+                }, (nodeId, key, record) -> hints.add(new Hinted(nodeId, key, record)));
+    }
+
+    @AfterEach
+    void tearDown() {
+        timer.shutdownNow();
+    }
+
+    private static Quorum quorum(int ack, int from) {
+        return new Quorum(ack, from);
+    }
+
+    /** The first fake in KEY's preference order that is not n1, the coordinator itself. */
+    private FakeReplica remote(int skip) {
+        return order.stream().filter(f -> !f.id.equals("n1")).skip(skip).findFirst().orElseThrow();
+    }
+
+    @Test
+    void aRemoteReplicaThatFailsAWriteGetsTheRecordAsAHint() {
+        CompletableFuture<Record> put = coordinator.put(KEY, VALUE, 0, quorum(2, 3));
+        FakeReplica down = remote(0);
+        down.write().completeExceptionally(new ReplicaUnavailableException(down.id + " is unreachable"));
+        assertThat(hints).hasSize(1);
+        assertThat(hints.get(0).nodeId()).isEqualTo(down.id);
+        assertThat(hints.get(0).key()).isEqualTo(KEY);
+        assertThat(hints.get(0).record()).isEqualTo(down.written.get(0));
+        assertThat(put).isNotDone();
+    }
+
+    @Test
+    void aReplicaThatFailsAfterTheClientWasAnsweredStillGetsAHint() {
+        CompletableFuture<Record> put = coordinator.put(KEY, VALUE, 0, quorum(1, 3));
+        fakes.get("n1").write().complete(true);
+        assertThat(put).isCompleted();
+        // answered: the other two are still outstanding; one acknowledges, one fails late
+        remote(0).write().complete(true);
+        remote(1).write().completeExceptionally(new ReplicaUnavailableException("timed out"));
+        assertThat(hints).extracting(Hinted::nodeId).containsExactly(remote(1).id);
+    }
+
+    @Test
+    void aRefusalForOverloadIsHintedLikeAnyOtherFailure() {
+        coordinator.put(KEY, VALUE, 0, quorum(1, 3));
+        remote(0).write().completeExceptionally(new StorageOverloadedException("full"));
+        assertThat(hints).extracting(Hinted::nodeId).containsExactly(remote(0).id);
+    }
+
+    @Test
+    void aDeleteThatMissesAReplicaHintsTheTombstone() {
+        coordinator.delete(KEY, quorum(1, 3));
+        remote(1).write().completeExceptionally(new ReplicaUnavailableException("down"));
+        assertThat(hints).hasSize(1);
+        assertThat(hints.get(0).record().tombstone()).isTrue();
+        assertThat(hints.get(0).record()).isEqualTo(remote(1).written.get(0));
+    }
+
+    @Test
+    void theCoordinatorsOwnReplicaIsNeverHinted() {
+        coordinator.put(KEY, VALUE, 0, quorum(1, 3));
+        fakes.get("n1").write().completeExceptionally(new StorageOverloadedException("full"));
+        assertThat(hints).isEmpty();
+    }
+
+    @Test
+    void acknowledgedWritesAndFailedReadsLeaveNoHint() {
+        coordinator.put(KEY, VALUE, 0, quorum(3, 3));
+        order.forEach(f -> f.write().complete(true));
+        coordinator.get(KEY, quorum(1, 3));
+        order.forEach(f -> f.read().completeExceptionally(new ReplicaUnavailableException("down")));
+        assertThat(hints).isEmpty();
+    }
+}
