@@ -41,8 +41,10 @@ public final class ClusterExtension implements BeforeEachCallback, AfterEachCall
 
     @Override
     public void afterEach(ExtensionContext context) {
-        String test = context.getRequiredTestClass().getSimpleName() + "." + context.getRequiredTestMethod().getName()
-                + context.getDisplayName().replaceAll("^[^\\[]*", "");
+        String method = context.getRequiredTestMethod().getName();
+        String display = context.getDisplayName();
+        String test = context.getRequiredTestClass().getSimpleName() + "." + method
+                + (display.startsWith(method + "(") ? "" : " [" + display + "]");
         try {
             if (context.getExecutionException().isPresent()) {
                 for (int i = 0; i < clusters.size(); i++) {
