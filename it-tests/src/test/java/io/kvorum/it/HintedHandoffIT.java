@@ -37,6 +37,7 @@ class HintedHandoffIT {
         List<String> keys = OwnedKeys.firstReplicaKeys(n3, "hinted-", KEYS); // n3 is now partitioned
         List<String> values = writeThrough(cluster.node("n1"), keys);
         assertThat(OwnedKeys.firstReplicaValues(n3, keys)).as("n3 missed the writes").containsOnlyNulls();
+        awaitSeenDown(cluster, cluster.node("n1"));
 
         n3.reconnect();
         awaitDelivered(n3, keys, values, "the partition healed");
@@ -51,9 +52,31 @@ class HintedHandoffIT {
         cluster.awaitFullyConnected();
         n3.kill();
         List<String> values = writeThrough(cluster.node("n2"), keys);
+        awaitSeenDown(cluster, cluster.node("n2"));
 
         n3.start();
         awaitDelivered(n3, keys, values, "it restarted");
+    }
+
+    /**
+     * Waits until {@code coordinator} fails a request that needs every replica at once, i.e. it has
+     * given up connecting to the missing node. Until then its replication stream may still hold the
+     * writes for that node, queued while the connection attempt was pending, and deliver them when
+     * the node returns: that would pass these tests without any hints (seen on main, where a
+     * restarted node got writes sent while it was dead).
+     */
+    private static void awaitSeenDown(KvorumCluster cluster, ClusterNode coordinator) {
+        KvorumClient kv = coordinator.client();
+        long fast = cluster.spec().requestTimeout().toMillis() / 2;
+        Await.until(coordinator.id() + " to fail at once a read that needs every replica", Duration.ofSeconds(60), () -> {
+            long t = System.nanoTime();
+            try {
+                kv.get(KvorumCluster.PROBE_KEY, KvorumClient.Options.quorum(cluster.size(), cluster.size())).join();
+                throw new AssertionError("a read from every replica succeeded while one was down");
+            } catch (java.util.concurrent.CompletionException e) {
+                return (System.nanoTime() - t) / 1_000_000 < fast;
+            }
+        });
     }
 
     /** Writes each key with the default quorum (2 of 3, reaching the two others). */
