@@ -1,0 +1,351 @@
+package io.kvorum.it;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.ContainerNetwork;
+import com.github.dockerjava.api.model.ExposedPort;
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Mount;
+import com.github.dockerjava.api.model.MountType;
+import com.github.dockerjava.api.model.PortBinding;
+import com.github.dockerjava.api.model.Ports;
+import io.kvorum.client.KvorumClient;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One node of a {@link KvorumCluster}: a container of the node image on the cluster's two
+ * networks. Tests reach it only at {@link #uri()}, {@code 127.0.0.1} and a host port fixed for the
+ * node's whole life, so clients stay valid across restarts. Its peers reach it on the cluster's
+ * private network under its network alias (its id, {@code n1}...) at a fixed address.
+ *
+ * <p>The faults, each the way production breaks:
+ * <ul>
+ *   <li>{@link #kill()}: SIGKILL, a crash; {@link #stop()}: SIGTERM, a graceful shutdown;
+ *       {@link #start()} starts the same container again, on the same volume;</li>
+ *   <li>{@link #pause()}/{@link #unpause()}: the process is frozen (cgroup freezer): its sockets
+ *       stay open and accept nothing, like a long GC pause or a hung VM;</li>
+ *   <li>{@link #disconnect()}/{@link #reconnect()}: a partition: the node leaves the private network
+ *       (its peers cannot reach it, nor it them) but still answers tests on its host port;</li>
+ *   <li>{@link #wipe()}: a lost disk: the stopped node gets a new, empty volume.</li>
+ * </ul>
+ * Not thread-safe: one test thread (or one chaos thread) drives the faults of a node.
+ */
+public final class ClusterNode {
+
+    static final int HTTP_PORT = 8080;
+    static final int GRPC_PORT = 9080;
+    private static final Duration START_BOUND = Duration.ofSeconds(90);
+    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
+    private static final HttpClient STATUS_HTTP = HttpClient.newBuilder()
+            .connectTimeout(Duration.ofSeconds(1)).version(HttpClient.Version.HTTP_1_1).build();
+
+    private final DockerClient docker;
+    private final KvorumCluster cluster;
+    private final String id;
+    private final String ip;
+    private final List<String> env;
+    private final StringBuilder earlierLogs = new StringBuilder();
+    private int hostPort;
+    private String containerName;
+    private String containerId;
+    private String volume;
+    private int incarnation;
+    private boolean paused;
+    private boolean disconnected;
+
+    ClusterNode(DockerClient docker, KvorumCluster cluster, String id, String ip, List<String> env) {
+        this.docker = docker;
+        this.cluster = cluster;
+        this.id = id;
+        this.ip = ip;
+        this.env = List.copyOf(env);
+    }
+
+    /** The node id, which is also its network alias on the peer network. */
+    public String id() {
+        return id;
+    }
+
+    /** {@code http://127.0.0.1:<host port>}: where tests reach this node. */
+    public URI uri() {
+        return URI.create("http://127.0.0.1:" + hostPort);
+    }
+
+    /** A client of this node whose requests give up after {@code timeout}. */
+    public KvorumClient client(Duration timeout) {
+        return KvorumClient.create(uri(), timeout);
+    }
+
+    /** A client of this node whose requests give up after 10 s. */
+    public KvorumClient client() {
+        return client(Duration.ofSeconds(10));
+    }
+
+    /** The container's name, for messages and {@code docker} commands. */
+    public String containerName() {
+        return containerName;
+    }
+
+    // ---- lifecycle ------------------------------------------------------------------------------
+
+    /** Creates the volume and the container (not started), on a free host port. */
+    void create() {
+        volume = volumeName(0);
+        docker.createVolumeCmd().withName(volume).withLabels(Docker.labels(cluster.id())).exec();
+        createContainer();
+    }
+
+    private String volumeName(int generation) {
+        return cluster.namePrefix() + "-" + id + "-data" + (generation == 0 ? "" : "-" + generation);
+    }
+
+    private void createContainer() {
+        hostPort = hostPort == 0 ? freePort() : hostPort;
+        containerName = cluster.namePrefix() + "-" + id + (incarnation == 0 ? "" : "-" + incarnation);
+        HostConfig host = HostConfig.newHostConfig()
+                .withNetworkMode(cluster.frontNetworkName())
+                .withPortBindings(new PortBinding(Ports.Binding.bindIpAndPort("127.0.0.1", hostPort),
+                        ExposedPort.tcp(HTTP_PORT)))
+                .withMounts(List.of(new Mount().withType(MountType.VOLUME).withSource(volume).withTarget("/data")))
+                // Names the embedded DNS cannot answer (a partitioned peer) go to the container's own
+                // loopback, where nothing listens: no lookup ever leaves the machine.
+                .withDns("127.0.0.1");
+        containerId = docker.createContainerCmd(cluster.image())
+                .withName(containerName)
+                .withLabels(Docker.labels(cluster.id()))
+                .withEnv(env)
+                .withExposedPorts(ExposedPort.tcp(HTTP_PORT), ExposedPort.tcp(GRPC_PORT))
+                .withHostConfig(host)
+                .exec().getId();
+        connectPeerNetwork();
+    }
+
+    private void connectPeerNetwork() {
+        docker.connectToNetworkCmd().withNetworkId(cluster.peerNetworkId()).withContainerId(containerId)
+                .withContainerNetwork(new ContainerNetwork().withAliases(id)
+                        .withIpamConfig(new ContainerNetwork.Ipam().withIpv4Address(ip)))
+                .exec();
+    }
+
+    /** Starts the container without waiting for the node to serve. */
+    void startContainer() {
+        try {
+            docker.startContainerCmd(containerId).exec();
+        } catch (RuntimeException e) {
+            if (incarnation == 0 && String.valueOf(e.getMessage()).contains("already allocated")) {
+                // The free port was taken between the probe and the start: move to another one.
+                docker.removeContainerCmd(containerId).withForce(true).exec();
+                hostPort = freePort();
+                createContainer();
+                docker.startContainerCmd(containerId).exec();
+            } else {
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Starts the node again after {@link #kill()}, {@link #stop()} or {@link #wipe()}, on the same
+     * volume (a new one after a wipe), and waits until it serves.
+     */
+    public void start() {
+        if (isRunning()) {
+            throw new IllegalStateException(id + " is already running");
+        }
+        startContainer();
+        awaitServing();
+    }
+
+    /** Waits until {@code GET /v0/status} answers 200; fails at once if the node exits. */
+    void awaitServing() {
+        Await.until(id + " to serve GET /v0/status", START_BOUND, () -> {
+            if (!isRunning()) {
+                throw new AssertionError(id + " exited with " + exitCode() + " while starting:\n" + tail(40));
+            }
+            return isServing();
+        }, () -> tail(40));
+    }
+
+    /** Whether {@code GET /v0/status} answers 200 within a second. */
+    public boolean isServing() {
+        try {
+            HttpResponse<Void> r = STATUS_HTTP.send(HttpRequest.newBuilder(URI.create(uri() + "/v0/status"))
+                    .timeout(Duration.ofSeconds(1)).GET().build(), HttpResponse.BodyHandlers.discarding());
+            return r.statusCode() == 200;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** SIGKILL: a crash. Returns once the process is gone. */
+    public void kill() {
+        requireNotPaused("kill");
+        docker.killContainerCmd(containerId).withSignal("KILL").exec();
+        awaitExited();
+    }
+
+    /**
+     * SIGTERM, then waits for the node to exit ({@code docker stop}, which sends SIGKILL after 20 s).
+     *
+     * @return the exit code (0 for a clean shutdown, SPEC §1)
+     */
+    public int stop() {
+        requireNotPaused("stop");
+        docker.stopContainerCmd(containerId).withTimeout((int) STOP_TIMEOUT.toSeconds()).exec();
+        awaitExited();
+        return exitCode();
+    }
+
+    private void awaitExited() {
+        Await.until(id + " to exit", STOP_TIMEOUT.plusSeconds(10), () -> !isRunning());
+    }
+
+    /** Freezes the process (cgroup freezer); the node neither answers nor times anything out. */
+    public void pause() {
+        docker.pauseContainerCmd(containerId).exec();
+        paused = true;
+    }
+
+    public void unpause() {
+        docker.unpauseContainerCmd(containerId).exec();
+        paused = false;
+    }
+
+    /** Partitions the node away: it leaves the private network, keeping its host port for tests. */
+    public void disconnect() {
+        docker.disconnectFromNetworkCmd().withNetworkId(cluster.peerNetworkId()).withContainerId(containerId)
+                .withForce(true).exec();
+        disconnected = true;
+    }
+
+    /** Heals the partition: the node rejoins under the same alias and address. */
+    public void reconnect() {
+        connectPeerNetwork();
+        disconnected = false;
+    }
+
+    /**
+     * A lost disk: the node, which must be stopped or killed, gets a new, empty volume. Its old
+     * container (whose logs are kept for {@link #logs()}) and volume are removed. {@link #start()} it
+     * afterwards.
+     */
+    public void wipe() {
+        if (isRunning()) {
+            throw new IllegalStateException("stop or kill " + id + " before wiping its data");
+        }
+        earlierLogs.append(Docker.logs(docker, containerId));
+        docker.removeContainerCmd(containerId).withForce(true).exec();
+        docker.removeVolumeCmd(volume).exec();
+        incarnation++;
+        volume = volumeName(incarnation);
+        docker.createVolumeCmd().withName(volume).withLabels(Docker.labels(cluster.id())).exec();
+        createContainer();
+    }
+
+    private void requireNotPaused(String what) {
+        if (paused) {
+            throw new IllegalStateException("unpause " + id + " before " + what);
+        }
+    }
+
+    // ---- state ----------------------------------------------------------------------------------
+
+    public boolean isRunning() {
+        InspectContainerResponse.ContainerState state = inspect().getState();
+        return Boolean.TRUE.equals(state.getRunning());
+    }
+
+    public boolean isPaused() {
+        return paused;
+    }
+
+    public boolean isDisconnected() {
+        return disconnected;
+    }
+
+    /** Up, unpaused and on the network: what a peer can talk to. */
+    public boolean isLive() {
+        return !paused && !disconnected && isRunning();
+    }
+
+    /** The exit code of the last run (137 after {@link #kill()}). */
+    public int exitCode() {
+        Long code = inspect().getState().getExitCodeLong();
+        return code == null ? -1 : code.intValue();
+    }
+
+    /** The image's HEALTHCHECK verdict: starting, healthy or unhealthy. */
+    public String health() {
+        InspectContainerResponse.ContainerState state = inspect().getState();
+        return state.getHealth() == null ? "none" : state.getHealth().getStatus();
+    }
+
+    InspectContainerResponse inspect() {
+        return docker.inspectContainerCmd(containerId).exec();
+    }
+
+    /** Everything the node wrote to stdout and stderr, across restarts and wipes. */
+    public String logs() {
+        return earlierLogs + Docker.logs(docker, containerId);
+    }
+
+    /** The last {@code lines} lines of {@link #logs()}. */
+    public String tail(int lines) {
+        String[] all = logs().split("\n");
+        return String.join("\n", java.util.Arrays.copyOfRange(all, Math.max(0, all.length - lines), all.length));
+    }
+
+    /** Removes the container and its volume; safe to call more than once. */
+    void remove() {
+        if (containerId == null) {
+            return;
+        }
+        if (paused) {
+            Docker.quietly(this::unpause);
+        }
+        Docker.quietly(() -> docker.removeContainerCmd(containerId).withForce(true).withRemoveVolumes(true).exec());
+        Docker.quietly(() -> {
+            try {
+                docker.removeVolumeCmd(volume).exec();
+            } catch (NotFoundException gone) {
+                // removed with the container
+            }
+        });
+        containerId = null;
+    }
+
+    /** A port on the loopback that nothing listens on right now. */
+    private static int freePort() {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new IllegalStateException("no free port on the loopback", e);
+        }
+    }
+
+    /** What a failure message needs: id, container, state. */
+    @Override
+    public String toString() {
+        List<String> flags = new ArrayList<>();
+        if (paused) {
+            flags.add("paused");
+        }
+        if (disconnected) {
+            flags.add("partitioned");
+        }
+        return id + " (" + containerName + ", " + uri() + (flags.isEmpty() ? "" : ", " + String.join(", ", flags)) + ")";
+    }
+}
