@@ -20,7 +20,14 @@ command -v curl >/dev/null || { echo "curl is not installed" >&2; exit 2; }
 if [[ ${PRELOAD:-1} == 1 ]]; then
   command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk), needed to preload" >&2; exit 2; }
   echo "preloading $KEYS keys of $VALUE_BYTES bytes ..."
-  wrk -t2 -c64 -d600s -s "$here/wrk/preload.lua" "$url" -- 2 >/dev/null
+  # wrk runs for its whole -d even after preload.lua stopped sending, so stop it once the last key
+  # of each of its two threads (KEYS-1 and KEYS-2) reads back.
+  wrk -t2 -c64 -d3600s -s "$here/wrk/preload.lua" "$url" -- 2 >/dev/null &
+  wrk_pid=$!
+  last_written() { curl -fs -o /dev/null "$url/v0/entity?id=key$((KEYS - $1))"; }
+  until { last_written 1 && last_written 2; } || ! kill -0 "$wrk_pid" 2>/dev/null; do sleep 1; done
+  kill "$wrk_pid" 2>/dev/null || true
+  wait "$wrk_pid" 2>/dev/null || true
 fi
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
