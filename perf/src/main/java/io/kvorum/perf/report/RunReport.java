@@ -85,7 +85,8 @@ public record RunReport(String title, String date, GitInfo git, String perfComma
                 .append(Markdown.code(preloadCommand)).append('\n');
         md.append("load (measured run; the warm-up ran the same for its own duration):\n\n").append(Markdown.code(loadCommand)).append('\n');
         if (!nodeCommands.isEmpty()) {
-            md.append("nodes:\n\n").append(Markdown.code(String.join("\n", nodeCommands))).append('\n');
+            md.append("nodes (with `-XX:+AlwaysPreTouch`, so the heap's pages are touched at start, not during the measured run):\n\n")
+                    .append(Markdown.code(String.join("\n", nodeCommands))).append('\n');
         }
         md.append("Raw output: `wrk.txt` (measured), `warmup.txt`; node logs `n*.log`, GC logs `gc-n*.log`.\n");
         return md.toString();
