@@ -137,7 +137,7 @@ final class BenchmarkSession implements AutoCloseable {
             for (Path file : AsyncProfiler.convert(jfr, events, runDir)) {
                 files.add(file.getFileName().toString());
             }
-            String engine = events.contains(AsyncProfiler.Event.CPU) ? AsyncProfiler.engine(runDir.resolve("cpu.collapsed")) : "not used";
+            String engine = events.contains(AsyncProfiler.Event.CPU) ? AsyncProfiler.engine(runDir.resolve(AsyncProfiler.CPU_COLLAPSED)) : "not used";
             return new Profile("async-profiler 4.2 in pid " + pid + " (n1) during the measured run, events "
                     + events.toString().toLowerCase() + "; cpu engine: " + engine + ".", files);
         } catch (IOException e) {

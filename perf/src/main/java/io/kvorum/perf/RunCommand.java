@@ -5,6 +5,7 @@ import io.kvorum.perf.load.LoadSpec;
 import io.kvorum.perf.load.LoadTool;
 import io.kvorum.perf.load.Preloader;
 import io.kvorum.perf.load.WrkOutput;
+import io.kvorum.perf.profile.AsyncProfiler;
 import io.kvorum.perf.report.GcSummary;
 import io.kvorum.perf.report.GitInfo;
 import io.kvorum.perf.report.LatencyPlot;
@@ -88,7 +89,7 @@ final class RunCommand implements Callable<Integer> {
         RunResult result = RunResult.of(label, saturation ? RunResult.CLOSED_LOOP : RunResult.FIXED_RATE,
                 options.workload.name().toLowerCase(), options.url != null ? 0 : options.nodes, saturation ? 0 : rate, output,
                 gc == null ? Double.NaN : gc.maxMs(),
-                profiles.get(0).files().contains("cpu.collapsed") ? "cpu.collapsed" : null);
+                profiles.get(0).files().contains(AsyncProfiler.CPU_COLLAPSED) ? AsyncProfiler.CPU_COLLAPSED : null);
         result.write(runDir.resolve("result.json"));
         Files.writeString(runDir.resolve("latency.svg"),
                 LatencyPlot.svg("Latency by percentile: " + label, List.of(result.series())), StandardCharsets.UTF_8);

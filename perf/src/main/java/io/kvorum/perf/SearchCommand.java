@@ -5,6 +5,7 @@ import io.kvorum.perf.load.LoadSpec;
 import io.kvorum.perf.load.LoadTool;
 import io.kvorum.perf.load.Preloader;
 import io.kvorum.perf.load.WrkOutput;
+import io.kvorum.perf.profile.AsyncProfiler;
 import io.kvorum.perf.report.GcSummary;
 import io.kvorum.perf.report.GitInfo;
 import io.kvorum.perf.report.LatencyPlot;
@@ -124,7 +125,7 @@ final class SearchCommand implements Callable<Integer> {
         }
         RunResult result = RunResult.of(label, RunResult.FIXED_RATE, options.workload.name().toLowerCase(Locale.ROOT),
                 options.url != null ? 0 : options.nodes, shownSpec.rate(), shown, gc == null ? Double.NaN : gc.maxMs(),
-                profiles.get(0).files().contains("cpu.collapsed") ? "cpu.collapsed" : null);
+                profiles.get(0).files().contains(AsyncProfiler.CPU_COLLAPSED) ? AsyncProfiler.CPU_COLLAPSED : null);
         result.write(runDir.resolve("result.json"));
         List<LatencyPlot.Series> series = new ArrayList<>();
         for (RateSearch.Step step : outcome.steps()) {
