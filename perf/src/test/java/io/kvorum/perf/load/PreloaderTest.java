@@ -20,6 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 class PreloaderTest {
 
     private static final URI TARGET = URI.create("http://127.0.0.1:8080");
+    /** No node behind TARGET: the first write is skipped. */
+    private static final Preloader.FirstWrite NO_NODE = (target, valueBytes, query) -> { };
 
     @TempDir
     Path dir;
@@ -46,7 +48,7 @@ class PreloaderTest {
                 """);
         ByteArrayOutputStream log = new ByteArrayOutputStream();
 
-        Preloader.Result result = new Preloader(new LoadTool(tool, true), dir, new PrintStream(log, true, StandardCharsets.UTF_8))
+        Preloader.Result result = new Preloader(new LoadTool(tool, true), dir, new PrintStream(log, true, StandardCharsets.UTF_8), NO_NODE)
                 .preload(TARGET, 5, 16, "", dir.resolve("preload.txt"));
 
         assertThat(result.keys()).isEqualTo(5);
@@ -63,7 +65,7 @@ class PreloaderTest {
                 exec sleep 600
                 """);
 
-        assertThatThrownBy(() -> new Preloader(new LoadTool(tool, true), dir, new PrintStream(new ByteArrayOutputStream()))
+        assertThatThrownBy(() -> new Preloader(new LoadTool(tool, true), dir, new PrintStream(new ByteArrayOutputStream()), NO_NODE)
                 .preload(TARGET, 5, 16, "", dir.resolve("preload.txt")))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("2 of 5 keys not written")
@@ -78,7 +80,7 @@ class PreloaderTest {
                 exit 1
                 """);
 
-        assertThatThrownBy(() -> new Preloader(new LoadTool(tool, false), dir, new PrintStream(new ByteArrayOutputStream()))
+        assertThatThrownBy(() -> new Preloader(new LoadTool(tool, false), dir, new PrintStream(new ByteArrayOutputStream()), NO_NODE)
                 .preload(TARGET, 5, 16, "", dir.resolve("preload.txt")))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("wrk exited with 1 before every thread was done")
@@ -95,7 +97,7 @@ class PreloaderTest {
                 exec sleep 600
                 """);
 
-        assertThatThrownBy(() -> new Preloader(new LoadTool(tool, true), dir, new PrintStream(new ByteArrayOutputStream()))
+        assertThatThrownBy(() -> new Preloader(new LoadTool(tool, true), dir, new PrintStream(new ByteArrayOutputStream()), NO_NODE)
                 .preload(TARGET, 5, 16, "", dir.resolve("preload.txt")))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("shared 9 keys, not 5");
