@@ -7,7 +7,8 @@ import io.kvorum.perf.load.LoadTool;
 import io.kvorum.perf.load.Preloader;
 import io.kvorum.perf.load.WrkOutput;
 import io.kvorum.perf.profile.AsyncProfiler;
-import io.kvorum.perf.report.GcSummary;
+import io.kvorum.perf.report.GcLog;
+import io.kvorum.perf.report.NodeGc;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
@@ -18,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -40,6 +42,7 @@ final class BenchmarkSession implements AutoCloseable {
     private final URI target;
     private final PrintStream log;
     private Preloader.Result preload;
+    private GcLog.Window lastWindow;
 
     private BenchmarkSession(LoadOptions options, Path runDir, LocalCluster cluster, URI target, PrintStream log) {
         this.options = options;
@@ -118,7 +121,7 @@ final class BenchmarkSession implements AutoCloseable {
         log.printf("measuring: %s%n", spec.shellLine(runner.tool()));
         WrkOutput out;
         try {
-            out = runner.run(spec, output);
+            out = timedRun(runner, spec, output);
         } finally {
             if (profiler != null) {
                 Path jfr = profiler.stop();
@@ -129,6 +132,22 @@ final class BenchmarkSession implements AutoCloseable {
             profileOut.add(new Profile(problem, List.of()));
         }
         return out;
+    }
+
+    /**
+     * Runs {@code spec} as a measured run (a step of search, or within {@link #measure}) and records
+     * the wall-clock instants it ran between, the window whose GC pauses the report shows.
+     */
+    WrkOutput timedRun(LoadRunner runner, LoadSpec spec, Path output) throws IOException, InterruptedException {
+        Instant start = Instant.now();
+        WrkOutput out = runner.run(spec, output);
+        lastWindow = new GcLog.Window(start, Instant.now());
+        return out;
+    }
+
+    /** When the last {@link #timedRun} (or {@link #measure}) ran, or null before one. */
+    GcLog.Window lastWindow() {
+        return lastWindow;
     }
 
     private Profile convert(Path jfr, Set<AsyncProfiler.Event> events, long pid) throws InterruptedException {
@@ -163,10 +182,24 @@ final class BenchmarkSession implements AutoCloseable {
         return statuses;
     }
 
-    /** n1's GC pauses, or null for a --url target. */
-    GcSummary gcSummary() throws IOException {
-        Path gcLog = runDir.resolve("gc-n1.log");
-        return cluster != null && Files.exists(gcLog) ? GcSummary.parse(Files.readString(gcLog, StandardCharsets.UTF_8)) : null;
+    /**
+     * Each node's GC pauses (n1 first) during {@code window} (null: unknown) and over its whole log,
+     * or null for a --url target. A node without a GC log is left out.
+     */
+    List<NodeGc> gc(GcLog.Window window) throws IOException {
+        if (cluster == null) {
+            return null;
+        }
+        List<NodeGc> nodes = new ArrayList<>();
+        List<String> ids = cluster.ids();
+        List<String> commands = cluster.commandLines();
+        for (int i = 0; i < ids.size(); i++) {
+            Path gcLog = runDir.resolve("gc-" + ids.get(i) + ".log");
+            if (Files.exists(gcLog)) {
+                nodes.add(NodeGc.of(ids.get(i), commands.get(i), Files.readString(gcLog, StandardCharsets.UTF_8), window));
+            }
+        }
+        return nodes;
     }
 
     @Override

@@ -57,6 +57,12 @@ final class CompareCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** n1's longest GC pause of the measured run, or of the whole run for older results, saying so. */
+    static String gcMaxPause(RunResult r) {
+        String ms = Markdown.ms(r.gcMaxPauseOfN1());
+        return r.gcMeasuredKnown() || Double.isNaN(r.gcMaxPauseOfN1()) ? ms : ms + " (whole run)";
+    }
+
     static String markdown(List<Path> runs, List<RunResult> results, int top) {
         StringBuilder md = new StringBuilder("# Kvorum perf compare\n\n");
         md.append("- date: ").append(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME)).append('\n');
@@ -71,10 +77,12 @@ final class CompareCommand implements Callable<Integer> {
                     r.requestedRate() > 0 ? Markdown.count(r.requestedRate()) : "saturation", Markdown.count(r.achievedRate()),
                     Markdown.ms(r.percentilesMs().get("p50")), Markdown.ms(r.percentilesMs().get("p99")),
                     Markdown.ms(r.percentilesMs().get("p99.9")), Markdown.ms(r.maxMs()), Long.toString(r.errors()),
-                    Markdown.ms(r.gcMaxPauseMs())));
+                    gcMaxPause(r)));
         }
         md.append(Markdown.table(List.of("label", "mode", "rate", "achieved", "p50", "p99", "p99.9", "max", "errors", "GC max pause"),
                 rows)).append('\n');
+        md.append("GC max pause: the longest pause of n1 during the measured run; \"(whole run)\" marks an older run "
+                + "whose GC log covers start, preload and warm-up too.\n\n");
         md.append("![latency by percentile](latency.svg)\n\n");
 
         md.append("## Top frames that changed (self time, n1, vs ").append(results.get(0).label()).append(")\n\n");

@@ -6,10 +6,11 @@ import io.kvorum.perf.load.LoadTool;
 import io.kvorum.perf.load.Preloader;
 import io.kvorum.perf.load.WrkOutput;
 import io.kvorum.perf.profile.AsyncProfiler;
-import io.kvorum.perf.report.GcSummary;
+import io.kvorum.perf.report.GcLog;
 import io.kvorum.perf.report.GitInfo;
 import io.kvorum.perf.report.LatencyPlot;
 import io.kvorum.perf.report.MachineInfo;
+import io.kvorum.perf.report.NodeGc;
 import io.kvorum.perf.report.RunReport;
 import io.kvorum.perf.report.RunResult;
 import java.io.PrintStream;
@@ -74,7 +75,8 @@ final class RunCommand implements Callable<Integer> {
         List<BenchmarkSession.Profile> profiles = new ArrayList<>();
         java.util.Map<String, String> statuses;
         List<String> nodeCommands;
-        GcSummary gc;
+        List<NodeGc> gc;
+        GcLog.Window window;
         Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
         Preloader.Result preload;
         try (BenchmarkSession session = BenchmarkSession.open(options, tool.get(), scriptDir, runDir, err)) {
@@ -84,11 +86,12 @@ final class RunCommand implements Callable<Integer> {
             statuses = session.statuses();
             nodeCommands = session.nodeCommands();
             preload = session.preload();
-            gc = session.gcSummary();
+            window = session.lastWindow();
+            gc = session.gc(window);
         }
         RunResult result = RunResult.of(label, saturation ? RunResult.CLOSED_LOOP : RunResult.FIXED_RATE,
                 options.workload.name().toLowerCase(), options.url != null ? 0 : options.nodes, saturation ? 0 : rate, output,
-                gc == null ? Double.NaN : gc.maxMs(),
+                gc, window,
                 profiles.get(0).files().contains(AsyncProfiler.CPU_COLLAPSED) ? AsyncProfiler.CPU_COLLAPSED : null);
         result.write(runDir.resolve("result.json"));
         Files.writeString(runDir.resolve("latency.svg"),
@@ -98,7 +101,7 @@ final class RunCommand implements Callable<Integer> {
                 RunFolder.commandLine(spec.commandLine().getParseResult().originalArgs().toArray(String[]::new)),
                 nodeCommands, preload.summary(), preload.command(), loadSpec.shellLine(runner.tool()), MachineInfo.current(),
                 nodeJvm(), options.heap,
-                loadBefore, MachineInfo.loadAverage(), result, output, gc, profiles.get(0).description(),
+                loadBefore, MachineInfo.loadAverage(), result, output, gc, window, profiles.get(0).description(),
                 profiles.get(0).files(), statuses, null);
         Files.writeString(runDir.resolve("report.md"), report.markdown(), StandardCharsets.UTF_8);
         System.out.printf("%s: %,.0f req/s achieved (requested %s), p50 %s, p99 %s, errors %d%n", label, result.achievedRate(),

@@ -6,11 +6,12 @@ import io.kvorum.perf.load.LoadTool;
 import io.kvorum.perf.load.Preloader;
 import io.kvorum.perf.load.WrkOutput;
 import io.kvorum.perf.profile.AsyncProfiler;
-import io.kvorum.perf.report.GcSummary;
+import io.kvorum.perf.report.GcLog;
 import io.kvorum.perf.report.GitInfo;
 import io.kvorum.perf.report.LatencyPlot;
 import io.kvorum.perf.report.MachineInfo;
 import io.kvorum.perf.report.Markdown;
+import io.kvorum.perf.report.NodeGc;
 import io.kvorum.perf.report.RunReport;
 import io.kvorum.perf.report.RunResult;
 import io.kvorum.perf.search.RateSearch;
@@ -85,13 +86,15 @@ final class SearchCommand implements Callable<Integer> {
         LoadRunner runner = new LoadRunner(tool.get());
         RateSearch search = new RateSearch(p99Bound.toNanos() / 1e6, maxRate, maxSteps);
         Map<Integer, WrkOutput> outputs = new HashMap<>();
+        Map<Integer, GcLog.Window> windows = new HashMap<>();
         List<BenchmarkSession.Profile> profiles = new ArrayList<>();
         RateSearch.Outcome outcome;
         WrkOutput shown;
         LoadSpec shownSpec;
         Map<String, String> statuses;
         List<String> nodeCommands;
-        GcSummary gc;
+        List<NodeGc> gc;
+        GcLog.Window window;
         Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
         Preloader.Result preload;
         try (BenchmarkSession session = BenchmarkSession.open(options, tool.get(), scriptDir, runDir, err)) {
@@ -101,8 +104,10 @@ final class SearchCommand implements Callable<Integer> {
             session.warmUp(runner, base.withRate(Math.max(1, Math.min(first, maxRate / 4))));
             System.out.printf("%-8s %10s %10s %10s %10s %8s  %s%n", "step", "rate", "achieved", "p50", "p99", "errors", "result");
             outcome = search.search(first, rate -> {
-                WrkOutput out = runner.run(base.withRate(rate), runDir.resolve(String.format(Locale.ROOT, "step-%06d.txt", rate)));
+                WrkOutput out = session.timedRun(runner, base.withRate(rate),
+                        runDir.resolve(String.format(Locale.ROOT, "step-%06d.txt", rate)));
                 outputs.put(rate, out);
+                windows.put(rate, session.lastWindow());
                 return new RateSearch.Step(rate, out.requestsPerSec(), out.latencyAt(50).orElse(Double.NaN),
                         out.latencyAt(99).orElse(Double.NaN), out.errors(), false);
             }, step -> System.out.printf(Locale.ROOT, "%-8d %10d %10.0f %10s %10s %8d  %s%n", outputsSize(outputs), step.rate(),
@@ -114,23 +119,25 @@ final class SearchCommand implements Callable<Integer> {
             if (answer > 0 && !options.profileEvents().isEmpty()) {
                 err.printf("profiling one more step at the answer, %,d req/s ...%n", answer);
                 shown = session.measure(runner, shownSpec, runDir.resolve("wrk.txt"), options.profileEvents(), profiles);
+                window = session.lastWindow();
             } else {
                 shown = outputs.get(shownRate);
+                window = windows.get(shownRate);
                 profiles.add(new BenchmarkSession.Profile("Not profiled (" + (answer == 0 ? "no step passed" : "--profile none") + ").", List.of()));
             }
             statuses = session.statuses();
             nodeCommands = session.nodeCommands();
             preload = session.preload();
-            gc = session.gcSummary();
+            gc = session.gc(window);
         }
         RunResult result = RunResult.of(label, RunResult.FIXED_RATE, options.workload.name().toLowerCase(Locale.ROOT),
-                options.url != null ? 0 : options.nodes, shownSpec.rate(), shown, gc == null ? Double.NaN : gc.maxMs(),
+                options.url != null ? 0 : options.nodes, shownSpec.rate(), shown, gc, window,
                 profiles.get(0).files().contains(AsyncProfiler.CPU_COLLAPSED) ? AsyncProfiler.CPU_COLLAPSED : null);
         result.write(runDir.resolve("result.json"));
         List<LatencyPlot.Series> series = new ArrayList<>();
         for (RateSearch.Step step : outcome.steps()) {
             series.add(RunResult.of(step.rate() + " req/s" + (step.passed() ? "" : " (fail)"), RunResult.FIXED_RATE, "", 0,
-                    step.rate(), outputs.get(step.rate()), Double.NaN, null).series());
+                    step.rate(), outputs.get(step.rate()), null, null, null).series());
         }
         Files.writeString(runDir.resolve("latency.svg"), LatencyPlot.svg("Latency by percentile per step: " + label, series),
                 StandardCharsets.UTF_8);
@@ -155,7 +162,7 @@ final class SearchCommand implements Callable<Integer> {
                 RunFolder.commandLine(spec.commandLine().getParseResult().originalArgs().toArray(String[]::new)),
                 nodeCommands, preload.summary(), preload.command(), shownSpec.shellLine(runner.tool()), MachineInfo.current(),
                 RunCommand.nodeJvm(), options.heap,
-                loadBefore, MachineInfo.loadAverage(), result, shown, gc, profiles.get(0).description(), profiles.get(0).files(),
+                loadBefore, MachineInfo.loadAverage(), result, shown, gc, window, profiles.get(0).description(), profiles.get(0).files(),
                 statuses, steps);
         Files.writeString(runDir.resolve("report.md"), report.markdown(), StandardCharsets.UTF_8);
         System.out.println(answerText.replace("**", ""));

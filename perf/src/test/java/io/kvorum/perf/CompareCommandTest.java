@@ -20,7 +20,7 @@ class CompareCommandTest {
 
     private static RunResult result(String label, String cpuCollapsed) {
         return new RunResult(label, RunResult.FIXED_RATE, "get", 1, 5000, 5000, 10, 50_000, 0, Map.of(200, 50_000L), 0,
-                Map.of("p50", 1.0, "p99", 2.0), 3.0, List.of(), Double.NaN, cpuCollapsed);
+                Map.of("p50", 1.0, "p99", 2.0), 3.0, List.of(), Double.NaN, cpuCollapsed, null);
     }
 
     @Test
@@ -59,5 +59,38 @@ class CompareCommandTest {
         assertThat(FrameDiff.find(run, "cpu.collapsed")).isEqualTo(run.resolve("cpu.collapsed.gz"));
         assertThat(FrameDiff.find(run, null)).isNull();
         assertThat(FrameDiff.find(dir, "cpu.collapsed.gz")).isNull();
+    }
+
+    @Test
+    void gcColumnIsTheMeasuredMaxOfN1AndFallsBackToTheWholeRunOfOlderResults() throws Exception {
+        RunResult.MeasuredGc n1 = new RunResult.MeasuredGc("G1", "1g", 60.0, 2, 182.399, 4.5, 4.5, List.of(), 213.997);
+        RunResult.MeasuredGc n2 = new RunResult.MeasuredGc("G1", "1g", 60.0, 1, 30.0, 30.0, 30.0, List.of("at +1.000 s: GC(9) x 30ms"), 40);
+        RunResult current = new RunResult("new", RunResult.FIXED_RATE, "get", 3, 5000, 5000, 60, 300_000, 0, Map.of(200, 300_000L), 0,
+                Map.of("p50", 1.0, "p99", 2.0), 3.0, List.of(), 213.997, null, new java.util.LinkedHashMap<>(Map.of("n1", n1)));
+        RunResult older = new RunResult("old", RunResult.FIXED_RATE, "get", 3, 5000, 5000, 60, 300_000, 0, Map.of(200, 300_000L), 0,
+                Map.of("p50", 1.0, "p99", 2.0), 3.0, List.of(), 213.997, null, null);
+        Path newDir = Files.createDirectories(dir.resolve("new"));
+        Path oldDir = Files.createDirectories(dir.resolve("old"));
+        current.write(newDir.resolve("result.json"));
+        older.write(oldDir.resolve("result.json"));
+        java.util.LinkedHashMap<String, RunResult.MeasuredGc> both = new java.util.LinkedHashMap<>();
+        both.put("n1", n1);
+        both.put("n2", n2);
+        RunResult threeNodes = new RunResult("3n", RunResult.FIXED_RATE, "get", 3, 5000, 5000, 60, 300_000, 0, Map.of(), 0,
+                Map.of(), 3.0, List.of(), 213.997, null, both);
+        threeNodes.write(dir.resolve("3n.json"));
+
+        RunResult readNew = RunResult.read(newDir.resolve("result.json"));
+        RunResult readOld = RunResult.read(oldDir.resolve("result.json"));
+
+        assertThat(Files.readString(oldDir.resolve("result.json"))).doesNotContain("gcMeasured");
+        assertThat(readOld.gcMeasured()).isNull();
+        assertThat(readNew.gcMeasured()).containsEntry("n1", n1);
+        assertThat(RunResult.read(dir.resolve("3n.json")).gcMeasured()).containsOnlyKeys("n1", "n2").containsEntry("n2", n2);
+        assertThat(CompareCommand.gcMaxPause(readNew)).isEqualTo("4.50 ms");
+        assertThat(CompareCommand.gcMaxPause(readOld)).isEqualTo("214 ms (whole run)");
+        assertThat(CompareCommand.markdown(List.of(oldDir, newDir), List.of(readOld, readNew), 5))
+                .contains("| old | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 214 ms (whole run) |")
+                .contains("| new | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 4.50 ms |");
     }
 }

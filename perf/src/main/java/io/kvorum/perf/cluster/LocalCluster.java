@@ -39,6 +39,8 @@ public final class LocalCluster implements AutoCloseable {
     /** How long {@link #close} waits after SIGTERM before SIGKILL (the SPEC promises exit within 10 s). */
     static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
     private static final int LOG_TAIL_LINES = 30;
+    /** Decorations of the GC logs; {@code time} is what {@code GcLog} filters the measured run by. */
+    static final String GC_LOG_DECORATIONS = "time,uptime,level,tags";
 
     /**
      * @param nodes       1 or 3 (any n >= 1 works)
@@ -126,7 +128,8 @@ public final class LocalCluster implements AutoCloseable {
         // Lets async-profiler attribute samples to the exact frame, not the nearest safepoint.
         command.add("-XX:+UnlockDiagnosticVMOptions");
         command.add("-XX:+DebugNonSafepoints");
-        command.add("-Xlog:gc*:file=" + spec.runDir().toAbsolutePath().resolve("gc-" + id + ".log"));
+        // time: wall-clock instant of each line, so the report can keep the pauses of the measured run.
+        command.add("-Xlog:gc*:file=" + spec.runDir().toAbsolutePath().resolve("gc-" + id + ".log") + ":" + GC_LOG_DECORATIONS);
         command.addAll(spec.jvmOptions());
         command.add("-jar");
         command.add(spec.jar().toAbsolutePath().toString());

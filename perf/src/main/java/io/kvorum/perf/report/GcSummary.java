@@ -1,15 +1,11 @@
 package io.kvorum.perf.report;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.HdrHistogram.Histogram;
 
 /**
- * Stop-the-world pauses of one node, from its unified GC log ({@code -Xlog:gc*}): lines tagged
- * {@code [gc]} or {@code [gc,phases]} that name a "Pause" and end in a duration (G1, Parallel,
- * Serial, ZGC and Shenandoah all print them so).
+ * Stop-the-world pauses of one node over some span: the whole GC log, or the measured run only
+ * (see {@link GcLog}).
  *
  * @param collector    from "Using G1" (tag gc or gc,init), or "unknown"
  * @param pauseCount   number of pauses
@@ -22,39 +18,26 @@ public record GcSummary(String collector, int pauseCount, double totalMs, double
 
     public static final double LONG_PAUSE_MS = 10;
 
-    private static final Pattern USING = Pattern.compile("\\[gc(?:,init)?\\s*] Using (.+)$");
-    private static final Pattern PAUSE =
-            Pattern.compile("\\[(?:info|debug)]\\[gc(?:,phases)?\\s*] (GC\\(\\d+\\) .*Pause.*?) (\\d+(?:\\.\\d+)?)ms$");
+    /** One pause: its duration and how to list it when long. */
+    record Entry(double ms, String text) {}
 
+    /** Whole-log summary of a GC log, with or without the time decoration. */
     public static GcSummary parse(String log) {
-        String collector = "unknown";
-        List<Double> pauses = new ArrayList<>();
-        List<String> longPauses = new ArrayList<>();
-        for (String line : log.split("\\R")) {
-            Matcher m = USING.matcher(line);
-            if (m.find() && collector.equals("unknown")) {
-                collector = m.group(1).trim();
-                continue;
-            }
-            m = PAUSE.matcher(line);
-            if (m.find()) {
-                double ms = Double.parseDouble(m.group(2));
-                pauses.add(ms);
-                if (ms > LONG_PAUSE_MS) {
-                    longPauses.add(line.substring(line.indexOf("GC(")).trim());
-                }
-            }
-        }
+        return GcLog.parse(log).whole();
+    }
+
+    static GcSummary of(String collector, List<Entry> pauses) {
         // Microsecond resolution, 3 significant digits: exact enough for a pause table.
         Histogram histogram = new Histogram(3);
         double total = 0;
         double max = 0;
-        for (double ms : pauses) {
-            histogram.recordValue(Math.max(1, Math.round(ms * 1000)));
-            total += ms;
-            max = Math.max(max, ms);
+        List<String> longPauses = pauses.stream().filter(p -> p.ms() > LONG_PAUSE_MS).map(Entry::text).toList();
+        for (Entry p : pauses) {
+            histogram.recordValue(Math.max(1, Math.round(p.ms() * 1000)));
+            total += p.ms();
+            max = Math.max(max, p.ms());
         }
         double p99 = pauses.isEmpty() ? 0 : histogram.getValueAtPercentile(99) / 1000.0;
-        return new GcSummary(collector, pauses.size(), total, max, Math.min(p99, max), List.copyOf(longPauses));
+        return new GcSummary(collector, pauses.size(), total, max, Math.min(p99, max), longPauses);
     }
 }

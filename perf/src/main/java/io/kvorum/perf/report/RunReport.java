@@ -1,6 +1,8 @@
 package io.kvorum.perf.report;
 
 import io.kvorum.perf.load.WrkOutput;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -12,7 +14,8 @@ import java.util.Map;
  */
 public record RunReport(String title, String date, GitInfo git, String perfCommand, List<String> nodeCommands,
                         String preloadSummary, String preloadCommand, String loadCommand, MachineInfo machine, String nodeJvm,
-                        String heap, String loadBefore, String loadAfter, RunResult result, WrkOutput output, GcSummary gc, String profiler,
+                        String heap, String loadBefore, String loadAfter, RunResult result, WrkOutput output, List<NodeGc> gc,
+                        GcLog.Window measuredWindow, String profiler,
                         List<String> profileFiles, Map<String, String> nodeStatus, String extraSection) {
 
     public String markdown() {
@@ -24,7 +27,7 @@ public record RunReport(String title, String date, GitInfo git, String perfComma
         md.append("- machine: ").append(machine.cpus()).append(" CPUs (").append(machine.cpuModel()).append("), ")
                 .append(machine.memory()).append(", kernel ").append(machine.kernel()).append('\n');
         md.append("- node JVM: ").append(nodeJvm).append(", heap ").append(heap).append(", GC ")
-                .append(gc == null ? "unknown" : gc.collector()).append('\n');
+                .append(gc == null || gc.isEmpty() ? "unknown" : gc.get(0).collector()).append('\n');
         md.append("- load average before / after: ").append(loadBefore).append(" / ").append(loadAfter)
                 .append(" (shared machine: load generator and nodes share these CPUs)\n\n");
 
@@ -59,19 +62,7 @@ public record RunReport(String title, String date, GitInfo git, String perfComma
         }
         md.append('\n');
 
-        md.append("## GC of n1\n\n");
-        if (gc == null) {
-            md.append("No GC log (the target was not started by this run).\n\n");
-        } else {
-            md.append(Markdown.table(List.of("collector", "pauses", "total", "max", "p99"), List.of(List.of(gc.collector(),
-                    Integer.toString(gc.pauseCount()), Markdown.ms(gc.totalMs()), Markdown.ms(gc.maxMs()), Markdown.ms(gc.p99Ms())))));
-            md.append("\nOver the whole run (start, preload, warm-up and measurement); see gc-n1.log.\n\n");
-            if (!gc.longPauses().isEmpty()) {
-                md.append("Pauses over ").append(GcSummary.LONG_PAUSE_MS).append(" ms:\n\n");
-                gc.longPauses().forEach(p -> md.append("- `").append(p).append("`\n"));
-                md.append('\n');
-            }
-        }
+        md.append(gcSection());
         if (extraSection != null && !extraSection.isEmpty()) {
             md.append(extraSection).append('\n');
         }
@@ -89,6 +80,69 @@ public record RunReport(String title, String date, GitInfo git, String perfComma
                     .append(Markdown.code(String.join("\n", nodeCommands))).append('\n');
         }
         md.append("Raw output: `wrk.txt` (measured), `warmup.txt`; node logs `n*.log`, GC logs `gc-n*.log`.\n");
+        return md.toString();
+    }
+
+    private static final DateTimeFormatter CLOCK = DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
+
+    /**
+     * Every node's pauses during the measured run (what the 10 ms target is about), then each
+     * node's whole-run figures (JVM start, preload and warm-up included) as secondary information.
+     */
+    String gcSection() {
+        StringBuilder md = new StringBuilder("## GC during the measured run\n\n");
+        if (gc == null || gc.isEmpty()) {
+            return md.append("No GC log (the target was not started by this run).\n\n").toString();
+        }
+        boolean known = measuredWindow != null && gc.stream().allMatch(n -> n.measured() != null);
+        if (known) {
+            ZoneId zone = ZoneId.systemDefault();
+            md.append(String.format(java.util.Locale.ROOT, "Pauses that overlap the measured run, %s to %s (%.1f s, wall clock of the "
+                            + "load tool's start and exit), by each node's `time`-decorated GC log.%n%n",
+                    CLOCK.format(measuredWindow.start().atZone(zone)), CLOCK.format(measuredWindow.end().atZone(zone)),
+                    measuredWindow.seconds()));
+        } else {
+            md.append("Measured window unknown: ").append(measuredWindow == null ? "no measured run was timed"
+                    : "the GC logs have no `time` decoration (a node jar or perf tool older than that)")
+                    .append(", so only the whole-run figures below.\n\n");
+        }
+        String over = "over " + Markdown.ms(GcSummary.LONG_PAUSE_MS);
+        List<List<String>> rows = new ArrayList<>();
+        for (NodeGc n : gc) {
+            GcSummary m = n.measured();
+            rows.add(m == null
+                    ? List.of(n.node(), n.collector(), n.heap(), "?", "?", "?", "?", "?")
+                    : List.of(n.node(), n.collector(), n.heap(), Integer.toString(m.pauseCount()), Markdown.ms(m.totalMs()),
+                    Markdown.ms(m.maxMs()), Markdown.ms(m.p99Ms()), m.longPauses().isEmpty() ? "none" : Integer.toString(m.longPauses().size())));
+        }
+        md.append(Markdown.table(List.of("node", "collector", "heap (-Xmx)", "pauses", "total", "max", "p99", over), rows)).append('\n');
+        if (known) {
+            boolean any = false;
+            for (NodeGc n : gc) {
+                for (String p : n.measured().longPauses()) {
+                    if (!any) {
+                        md.append("Pauses ").append(over).append(" in the measured run (time from its start):\n\n");
+                        any = true;
+                    }
+                    md.append("- ").append(n.node()).append(": `").append(p).append("`\n");
+                }
+            }
+            md.append(any ? "\n" : "No pause " + over + " in the measured run.\n\n");
+        }
+        md.append("Whole run (JVM start, preload, warm-up and measurement; a cold JVM's first young GCs are here):\n\n");
+        List<List<String>> whole = new ArrayList<>();
+        for (NodeGc n : gc) {
+            whole.add(List.of(n.node(), Integer.toString(n.whole().pauseCount()), Markdown.ms(n.whole().totalMs()),
+                    Markdown.ms(n.whole().maxMs()), Integer.toString(n.whole().longPauses().size())));
+        }
+        md.append(Markdown.table(List.of("node", "pauses", "total", "max", over), whole));
+        if (!known && gc.stream().anyMatch(n -> !n.whole().longPauses().isEmpty())) {
+            md.append("\nPauses ").append(over).append(" over the whole run:\n\n");
+            for (NodeGc n : gc) {
+                n.whole().longPauses().forEach(p -> md.append("- ").append(n.node()).append(": `").append(p).append("`\n"));
+            }
+        }
+        md.append("\nLogs: `gc-n*.log`.\n\n");
         return md.toString();
     }
 }
