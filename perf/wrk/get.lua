@@ -1,12 +1,9 @@
--- GET of a random key among KEYS (default 100000), which preload.lua wrote.
--- QUERY appends to the query string, e.g. "&ack=2&from=3".
-local keys = tonumber(os.getenv("KEYS") or "100000")
-local query = os.getenv("QUERY") or ""
+-- GET of a random key (KEYS, SKEW); ACK/FROM optional. Preload the keys first. See lib/kvorum.lua.
+package.path = debug.getinfo(1, "S").source:match("^@?(.-)[^/]*$") .. "lib/?.lua;" .. package.path
+local kv = require("kvorum")
 
-function init(args)
-  math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
-end
-
-function request()
-  return wrk.format("GET", "/v0/entity?id=key" .. math.random(0, keys - 1) .. query)
-end
+kv.install {
+  request = function()
+    return wrk.format("GET", kv.path(kv.next_key()))
+  end,
+}

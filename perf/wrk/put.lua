@@ -1,15 +1,9 @@
--- PUT of a random key among KEYS (default 100000) with a VALUE_BYTES (default 256) body.
--- QUERY appends to the query string, e.g. "&ack=2&from=3".
-local keys = tonumber(os.getenv("KEYS") or "100000")
-local value = string.rep("v", tonumber(os.getenv("VALUE_BYTES") or "256"))
-local query = os.getenv("QUERY") or ""
+-- PUT of a random key (KEYS, SKEW) with a VALUE_BYTES body; ACK/FROM optional. See lib/kvorum.lua.
+package.path = debug.getinfo(1, "S").source:match("^@?(.-)[^/]*$") .. "lib/?.lua;" .. package.path
+local kv = require("kvorum")
 
-function init(args)
-  math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
-  wrk.method = "PUT"
-  wrk.body = value
-end
-
-function request()
-  return wrk.format(nil, "/v0/entity?id=key" .. math.random(0, keys - 1) .. query)
-end
+kv.install {
+  request = function()
+    return wrk.format("PUT", kv.path(kv.next_key()), nil, kv.value)
+  end,
+}

@@ -1,0 +1,87 @@
+package io.kvorum.perf.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.jar.Attributes;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** LocalCluster against {@link FakeNode} processes, so it runs without the node jar. */
+@Timeout(60)
+class LocalClusterTest {
+
+    @TempDir
+    static Path jarDir;
+    static Path fakeNodeJar;
+
+    /** A jar whose Main-Class is FakeNode, loaded from this module's test classes. */
+    @BeforeAll
+    static void buildFakeNodeJar() throws Exception {
+        Path classes = Path.of(FakeNode.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Manifest manifest = new Manifest();
+        manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, FakeNode.class.getName());
+        manifest.getMainAttributes().put(Attributes.Name.CLASS_PATH, classes.toUri().toString());
+        fakeNodeJar = jarDir.resolve("fake-node.jar");
+        try (OutputStream out = Files.newOutputStream(fakeNodeJar); JarOutputStream jar = new JarOutputStream(out, manifest)) {
+            jar.flush();
+        }
+    }
+
+    @Test
+    void startsEveryNodeReadyAndStopsThemAndDeletesTheirData(@TempDir Path runDir) throws Exception {
+        LocalCluster.Spec spec = new LocalCluster.Spec(3, fakeNodeJar, "64m", List.of("-XX:+UseSerialGC"), List.of("--fsync"), runDir);
+        List<ProcessHandle> processes;
+        Path dataDir;
+        try (LocalCluster cluster = LocalCluster.start(spec)) {
+            assertThat(cluster.ids()).containsExactly("n1", "n2", "n3");
+            assertThat(cluster.httpUris()).hasSize(3).doesNotHaveDuplicates().first().isEqualTo(cluster.coordinator());
+            HttpClient http = HttpClient.newHttpClient();
+            for (URI uri : cluster.httpUris()) {
+                HttpResponse<String> status = http.send(HttpRequest.newBuilder(uri.resolve("/v0/status")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(status.statusCode()).isEqualTo(200);
+            }
+            assertThat(cluster.commandLines().get(1))
+                    .contains("-Xms64m -Xmx64m", "-XX:+DebugNonSafepoints", "-Xlog:gc*:file=" + runDir.toAbsolutePath().resolve("gc-n2.log"),
+                            "-XX:+UseSerialGC", "--node-id n2", "--fsync", "-jar " + fakeNodeJar.toAbsolutePath())
+                    .containsPattern("--cluster n1=127\\.0\\.0\\.1:\\d+:\\d+,n2=127\\.0\\.0\\.1:\\d+:\\d+,n3=127\\.0\\.0\\.1:\\d+:\\d+");
+            String cmd = cluster.commandLines().get(0);
+            dataDir = Path.of(cmd.substring(cmd.indexOf("--data-dir ") + "--data-dir ".length()).split(" ")[0]).getParent();
+            processes = cluster.ids().stream().map(id -> ProcessHandle.of(cluster.pid(id)).orElseThrow()).toList();
+            assertThat(processes).allMatch(ProcessHandle::isAlive);
+            assertThat(runDir.resolve("n1.log")).exists();
+        }
+        assertThat(processes).noneMatch(ProcessHandle::isAlive);
+        assertThat(dataDir).doesNotExist();
+    }
+
+    @Test
+    void aNodeThatExitsFailsTheStartWithTheTailOfItsLog(@TempDir Path runDir) {
+        LocalCluster.Spec spec = new LocalCluster.Spec(1, fakeNodeJar, "64m", List.of(), List.of("--fail-fast"), runDir);
+        assertThatThrownBy(() -> LocalCluster.start(spec))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("n1 exited with 3")
+                .hasMessageContaining("refusing to start on purpose");
+    }
+
+    @Test
+    void aMissingJarIsRefusedBeforeAnythingStarts(@TempDir Path runDir) {
+        LocalCluster.Spec spec = new LocalCluster.Spec(1, runDir.resolve("nope.jar"), "64m", List.of(), List.of(), runDir);
+        assertThatThrownBy(() -> LocalCluster.start(spec)).isInstanceOf(IOException.class).hasMessageContaining("node jar not found");
+    }
+}
