@@ -201,8 +201,18 @@ public class KvorumDB extends DB {
             status = Status.ERROR;
             kind = operation + ": " + cause.getClass().getSimpleName();
         }
-        errors.failed(kind, String.valueOf(cause.getMessage()));
+        errors.failed(kind, reason(cause));
         return status;
+    }
+
+    /** The first message in the cause chain (java.net.http's ConnectException has none of its own). */
+    private static String reason(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && !t.getMessage().isBlank()) {
+                return t == failure ? t.getMessage() : failure.getClass().getSimpleName() + ": " + t.getMessage();
+            }
+        }
+        return failure.toString();
     }
 
     private static int intProperty(Properties p, String name, int absent) {
