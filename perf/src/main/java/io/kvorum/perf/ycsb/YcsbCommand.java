@@ -1,5 +1,6 @@
 package io.kvorum.perf.ycsb;
 
+import io.kvorum.client.KvorumClient;
 import io.kvorum.perf.cluster.LocalCluster;
 import io.kvorum.perf.ycsb.YcsbPhase.Outcome;
 import io.kvorum.perf.ycsb.YcsbReport.WorkloadRun;
@@ -11,6 +12,7 @@ import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -20,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -39,6 +42,9 @@ import picocli.CommandLine.Option;
         description = {"Run the YCSB core workloads (A-F) against a local Kvorum cluster and write a Markdown report.",
                 "Loads --records records once, then runs each workload in YCSB's order A, B, C, F, D, E."})
 public final class YcsbCommand implements Callable<Integer> {
+
+    /** How long a started (or given) cluster may take to accept its first quorum writes. */
+    private static final Duration WRITABLE_WITHIN = Duration.ofSeconds(60);
 
     @Option(names = "--nodes", description = "Nodes of the local cluster to start: 1 or 3 (default: ${DEFAULT-VALUE}).",
             defaultValue = "3")
@@ -118,6 +124,7 @@ public final class YcsbCommand implements Callable<Integer> {
         String targetDescription;
         List<URI> urls;
         LocalCluster cluster = null;
+        ChildProcesses children = new ChildProcesses();
         try {
             if (given.isEmpty()) {
                 err.printf("ycsb: starting %d node(s) from %s (logs in %s) ...%n", nodes, jar, runDir);
@@ -145,15 +152,26 @@ public final class YcsbCommand implements Callable<Integer> {
                 common.put(KvorumDB.FROM, from.toString());
             }
 
-            load = runPhase(err, runDir, new YcsbPhase("load", workloadDir.resolve(Workload.A.fileName()), true, threads,
-                    target, with(common, records, records)));
+            try {
+                QuorumProbe.await(urls, KvorumClient.Options.quorum(ack != null ? ack : 0, from != null ? from : 0),
+                        WRITABLE_WITHIN);
+            } catch (TimeoutException e) {
+                err.println("ycsb: " + e.getMessage());
+                return 1;
+            }
+            Map<String, String> loadProperties = with(common, records, records);
+            // A failed insert ends a YCSB loading thread unless retried: retry a few, each failure still counted.
+            loadProperties.put("core_workload_insertion_retry_limit", "3");
+            loadProperties.put("core_workload_insertion_retry_interval", "1");
+            load = runPhase(children, err, runDir, new YcsbPhase("load", workloadDir.resolve(Workload.A.fileName()), true,
+                    threads, target, loadProperties));
             if (load.succeeded()) {
                 long insertedBefore = 0;
                 for (Workload w : chosen) {
                     // E runs after D: tell it the records D added (their key numbers follow --records),
                     // so E's scans and inserts cover the whole key space instead of overwriting D's keys.
                     long recordsNow = records + (w == Workload.E ? insertedBefore : 0);
-                    Outcome o = runPhase(err, runDir, new YcsbPhase(w.fileName(), workloadDir.resolve(w.fileName()), false,
+                    Outcome o = runPhase(children, err, runDir, new YcsbPhase(w.fileName(), workloadDir.resolve(w.fileName()), false,
                             threads, target, with(common, recordsNow, operations)));
                     runs.add(new WorkloadRun(w, recordsNow, o));
                     if (w == Workload.D && o.succeeded()) {
@@ -259,10 +277,11 @@ public final class YcsbCommand implements Callable<Integer> {
         return p;
     }
 
-    private static Outcome runPhase(PrintWriter err, Path runDir, YcsbPhase phase) throws IOException, InterruptedException {
+    private static Outcome runPhase(ChildProcesses children, PrintWriter err, Path runDir, YcsbPhase phase)
+            throws IOException, InterruptedException {
         err.printf("ycsb: %s ...%n", phase.name());
         err.flush();
-        Outcome o = phase.run(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        Outcome o = phase.run(children, Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 System.getProperty("java.class.path"), runDir);
         if (o.succeeded()) {
             err.printf("ycsb: %s: %,.0f ops/s over %.1f s%n", phase.name(), o.output().throughput(),

@@ -63,16 +63,14 @@ record YcsbPhase(String name, Path workloadFile, boolean load, int threads, int 
      * Runs the phase to its end and parses what it printed. Never throws for a failed phase: the
      * outcome says what failed (exit code, no measurements) and points at its log.
      */
-    Outcome run(String javaExecutable, String classPath, Path runDir) throws IOException, InterruptedException {
+    Outcome run(ChildProcesses children, String javaExecutable, String classPath, Path runDir)
+            throws IOException, InterruptedException {
         List<String> command = command(javaExecutable, classPath);
         Path stdout = runDir.resolve(name + ".txt");
         Path stderr = runDir.resolve(name + ".log");
-        Process process = new ProcessBuilder(command)
+        Process process = children.start(new ProcessBuilder(command)
                 .redirectOutput(stdout.toFile())
-                .redirectError(stderr.toFile())
-                .start();
-        Thread stopChild = new Thread(process::destroyForcibly, "ycsb-" + name + "-stop");
-        Runtime.getRuntime().addShutdownHook(stopChild); // Ctrl-C on the command must not leave YCSB running
+                .redirectError(stderr.toFile()));
         int exit;
         try {
             exit = process.waitFor();
@@ -80,21 +78,29 @@ record YcsbPhase(String name, Path workloadFile, boolean load, int threads, int 
             if (process.isAlive()) {
                 process.destroyForcibly();
             }
-            try {
-                Runtime.getRuntime().removeShutdownHook(stopChild);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook is running or will run; nothing to undo
-            }
         }
         try {
             YcsbOutput output = YcsbOutput.parse(Files.readAllLines(stdout, StandardCharsets.UTF_8));
-            long measured = output.operations().values().stream().mapToLong(YcsbOutput.Operation::count).sum();
-            String failure = exit != 0 ? "YCSB exited with " + exit + " (see " + stderr + ")"
-                    : measured == 0 ? "YCSB measured no operation (see " + stderr + ")" : null;
+            String failure = exit != 0 ? "YCSB exited with " + exit + " (see " + stderr + ")" : incomplete(output);
             return new Outcome(this, command, exit, failure == null ? output : null, failure, stdout, stderr);
         } catch (IllegalArgumentException e) {
             return new Outcome(this, command, exit, null, e.getMessage() + " (exit " + exit + "; see " + stderr + ")",
                     stdout, stderr);
         }
+    }
+
+    /**
+     * Why a finished phase is not a measurement, or null. A load must insert every record (YCSB
+     * stops a loading thread at its first failed insert, so a short load leaves holes the
+     * workloads would read as NOT_FOUND); a workload must have had at least one OK.
+     */
+    private String incomplete(YcsbOutput output) {
+        if (load) {
+            long inserted = output.operations().containsKey("INSERT") ? output.operations().get("INSERT").count() : 0;
+            long records = Long.parseLong(properties.getOrDefault("recordcount", "0"));
+            return inserted < records ? "loaded only " + inserted + " of " + records + " records (see " + name + ".log)" : null;
+        }
+        long ok = output.operations().values().stream().mapToLong(op -> op.returns().getOrDefault("OK", 0L)).sum();
+        return ok == 0 ? "no operation returned OK (see " + name + ".log)" : null;
     }
 }
