@@ -1,14 +1,110 @@
 package io.kvorum.perf;
 
+import io.kvorum.perf.report.FrameDiff;
+import io.kvorum.perf.report.LatencyPlot;
+import io.kvorum.perf.report.Markdown;
+import io.kvorum.perf.report.RunResult;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
-/** Placeholder until the perf runner lands; it fails rather than pretend. */
-@Command(name = "compare", description = "(not built yet)")
+/**
+ * {@code ./kvorum perf compare RUN [RUN...]}: reads each run folder's result.json (and cpu.collapsed)
+ * and writes compare.md with a side-by-side table, one latency plot with every run, and the frames
+ * whose self-time share changed the most from the first run.
+ */
+@Command(name = "compare", mixinStandardHelpOptions = true,
+        description = "Side by side: table, one latency plot, and the cpu frames that changed most (vs the first run).")
 final class CompareCommand implements Callable<Integer> {
+
+    @Parameters(arity = "1..*", paramLabel = "RUN", description = "Run folders (each with result.json); the first is the baseline.")
+    List<Path> runs;
+
+    @Option(names = "--out", description = "Output folder (default perf/runs/compare-<yyyyMMdd-HHmmss>).")
+    Path out;
+
+    @Option(names = "--top", description = "Frames to list (default ${DEFAULT-VALUE}).", defaultValue = "20")
+    int top;
+
     @Override
-    public Integer call() {
-        System.err.println("kvorum perf compare: not built yet");
-        return 2;
+    public Integer call() throws Exception {
+        List<RunResult> results = new ArrayList<>();
+        for (Path run : runs) {
+            Path json = run.resolve("result.json");
+            if (!Files.isRegularFile(json)) {
+                System.err.println("kvorum perf compare: " + run + " has no result.json (is it a run folder?)");
+                return 2;
+            }
+            results.add(RunResult.read(json));
+        }
+        Path dir = RunFolder.create(out != null ? out : Path.of("perf", "runs",
+                "compare-" + java.time.LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))), "compare");
+        Files.writeString(dir.resolve("latency.svg"),
+                LatencyPlot.svg("Latency by percentile", results.stream().map(RunResult::series).toList()), StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve("compare.md"), markdown(runs, results, top), StandardCharsets.UTF_8);
+        System.out.println("compare: " + dir.resolve("compare.md"));
+        return 0;
+    }
+
+    static String markdown(List<Path> runs, List<RunResult> results, int top) {
+        StringBuilder md = new StringBuilder("# Kvorum perf compare\n\n");
+        md.append("- date: ").append(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME)).append('\n');
+        for (int i = 0; i < runs.size(); i++) {
+            md.append("- ").append(results.get(i).label()).append(": `").append(runs.get(i)).append("`")
+                    .append(i == 0 ? " (baseline)" : "").append('\n');
+        }
+        md.append('\n');
+        List<List<String>> rows = new ArrayList<>();
+        for (RunResult r : results) {
+            rows.add(List.of(r.label(), r.mode().startsWith("closed") ? "closed loop (not corrected)" : "fixed rate",
+                    r.requestedRate() > 0 ? Markdown.count(r.requestedRate()) : "saturation", Markdown.count(r.achievedRate()),
+                    Markdown.ms(r.percentilesMs().get("p50")), Markdown.ms(r.percentilesMs().get("p99")),
+                    Markdown.ms(r.percentilesMs().get("p99.9")), Markdown.ms(r.maxMs()), Long.toString(r.errors()),
+                    Markdown.ms(r.gcMaxPauseMs())));
+        }
+        md.append(Markdown.table(List.of("label", "mode", "rate", "achieved", "p50", "p99", "p99.9", "max", "errors", "GC max pause"),
+                rows)).append('\n');
+        md.append("![latency by percentile](latency.svg)\n\n");
+
+        md.append("## Top frames that changed (self time, n1, vs ").append(results.get(0).label()).append(")\n\n");
+        List<Map<String, Double>> shares = new ArrayList<>();
+        List<String> missing = new ArrayList<>();
+        for (int i = 0; i < runs.size(); i++) {
+            String collapsed = results.get(i).cpuCollapsed();
+            Path file = collapsed == null ? null : runs.get(i).resolve(collapsed);
+            if (file == null || !Files.isRegularFile(file)) {
+                missing.add(results.get(i).label());
+            } else {
+                shares.add(FrameDiff.selfShares(file));
+            }
+        }
+        if (!missing.isEmpty()) {
+            md.append("No cpu profile for ").append(String.join(", ", missing)).append(", so no frame comparison.\n");
+            return md.toString();
+        }
+        List<String> header = new ArrayList<>(List.of("frame"));
+        results.forEach(r -> header.add(r.label()));
+        header.add("change");
+        List<List<String>> frameRows = new ArrayList<>();
+        for (FrameDiff.Change c : FrameDiff.topChanges(shares, top)) {
+            List<String> row = new ArrayList<>(List.of("`" + c.frame() + "`"));
+            c.shares().forEach(s -> row.add(String.format(Locale.ROOT, "%.2f%%", 100 * s)));
+            row.add(String.format(Locale.ROOT, "%+.2f pp", 100 * c.change()));
+            frameRows.add(row);
+        }
+        md.append(Markdown.table(header, frameRows));
+        md.append("\nShare of all cpu samples of n1 whose leaf is the frame; change is the largest move from the baseline "
+                + "in percentage points. Runs of different rates spread differently over frames; compare like with like.\n");
+        return md.toString();
     }
 }

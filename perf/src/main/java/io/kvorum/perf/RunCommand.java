@@ -1,14 +1,113 @@
 package io.kvorum.perf;
 
+import io.kvorum.perf.load.LoadRunner;
+import io.kvorum.perf.load.LoadSpec;
+import io.kvorum.perf.load.LoadTool;
+import io.kvorum.perf.load.WrkOutput;
+import io.kvorum.perf.report.GcSummary;
+import io.kvorum.perf.report.GitInfo;
+import io.kvorum.perf.report.LatencyPlot;
+import io.kvorum.perf.report.MachineInfo;
+import io.kvorum.perf.report.RunReport;
+import io.kvorum.perf.report.RunResult;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** Placeholder until the perf runner lands; it fails rather than pretend. */
-@Command(name = "run", description = "(not built yet)")
+/**
+ * {@code ./kvorum perf run}: start the nodes, preload, warm up, measure one fixed-rate wrk2 run
+ * (or a closed-loop wrk run with --saturation) while async-profiler records n1, stop everything,
+ * and write report.md, result.json, latency.svg and the flame graphs into the run folder.
+ */
+@Command(name = "run", mixinStandardHelpOptions = true,
+        description = "One measured run: cluster, preload, warm-up, wrk2 at a fixed rate, profile, report.")
 final class RunCommand implements Callable<Integer> {
+
+    @Mixin
+    LoadOptions options;
+
+    @Option(names = "--rate", description = "Requests/s in total (required unless --saturation).")
+    Integer rate;
+
+    @Option(names = "--saturation", description = "Closed loop with Debian's wrk: throughput at saturation; latency is NOT corrected.")
+    boolean saturation;
+
+    @Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
-    public Integer call() {
-        System.err.println("kvorum perf run: not built yet");
-        return 2;
+    public Integer call() throws Exception {
+        PrintStream err = System.err;
+        try {
+            options.validate();
+            if (rate == null && !saturation) {
+                throw new IllegalArgumentException("--rate is required (requests/s), or --saturation for a closed-loop run");
+            }
+        } catch (IllegalArgumentException e) {
+            err.println("kvorum perf run: " + e.getMessage());
+            return 2;
+        }
+        Optional<LoadTool> tool = saturation ? LoadTool.findWrk(System.getenv()) : LoadTool.findWrk2(System.getenv());
+        if (tool.isEmpty()) {
+            err.println("kvorum perf run: " + (saturation ? LoadTool.WRK_MISSING : LoadTool.WRK2_MISSING));
+            return 2;
+        }
+        String label = options.label != null ? options.label : options.defaultLabel(saturation ? "saturation" : rate + "rps");
+        Path runDir = RunFolder.create(options.out, label);
+        String loadBefore = MachineInfo.loadAverage();
+        LoadRunner runner = new LoadRunner(tool.get());
+        LoadSpec loadSpec;
+        WrkOutput output;
+        List<BenchmarkSession.Profile> profiles = new ArrayList<>();
+        java.util.Map<String, String> statuses;
+        List<String> nodeCommands;
+        GcSummary gc;
+        try (BenchmarkSession session = BenchmarkSession.open(options, runDir, err)) {
+            loadSpec = options.loadSpec(session.target(), Path.of("perf", "wrk").toAbsolutePath(), saturation ? 0 : rate,
+                    options.duration);
+            session.warmUp(runner, loadSpec);
+            output = session.measure(runner, loadSpec, runDir.resolve("wrk.txt"), options.profileEvents(), profiles);
+            statuses = session.statuses();
+            nodeCommands = session.nodeCommands();
+            gc = session.gcSummary();
+        }
+        RunResult result = RunResult.of(label, saturation ? RunResult.CLOSED_LOOP : RunResult.FIXED_RATE,
+                options.workload.name().toLowerCase(), options.url != null ? 0 : options.nodes, saturation ? 0 : rate, output,
+                gc == null ? Double.NaN : gc.maxMs(),
+                profiles.get(0).files().contains("cpu.collapsed") ? "cpu.collapsed" : null);
+        result.write(runDir.resolve("result.json"));
+        Files.writeString(runDir.resolve("latency.svg"),
+                LatencyPlot.svg("Latency by percentile: " + label, List.of(result.series())), StandardCharsets.UTF_8);
+        RunReport report = new RunReport("Kvorum perf run: " + label,
+                ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME), GitInfo.of(Path.of("")),
+                RunFolder.commandLine(spec.commandLine().getParseResult().originalArgs().toArray(String[]::new)),
+                nodeCommands, loadSpec.shellLine(runner.tool()), MachineInfo.current(), nodeJvm(), options.heap,
+                loadBefore, MachineInfo.loadAverage(), result, output, gc, profiles.get(0).description(),
+                profiles.get(0).files(), statuses, null);
+        Files.writeString(runDir.resolve("report.md"), report.markdown(), StandardCharsets.UTF_8);
+        System.out.printf("%s: %,.0f req/s achieved (requested %s), p50 %s, p99 %s, errors %d%n", label, result.achievedRate(),
+                saturation ? "saturation" : String.format("%,d", rate), fmt(result, "p50"), fmt(result, "p99"), result.errors());
+        System.out.println("report: " + runDir.resolve("report.md"));
+        return 0;
+    }
+
+    private static String fmt(RunResult result, String percentile) {
+        return io.kvorum.perf.report.Markdown.ms(result.percentilesMs().get(percentile));
+    }
+
+    /** The nodes run on the same java as this command (LocalCluster starts them with java.home). */
+    static String nodeJvm() {
+        return System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version");
     }
 }

@@ -1,0 +1,169 @@
+package io.kvorum.perf;
+
+import io.kvorum.perf.cluster.LocalCluster;
+import io.kvorum.perf.cluster.Preloader;
+import io.kvorum.perf.load.LoadRunner;
+import io.kvorum.perf.load.LoadSpec;
+import io.kvorum.perf.load.WrkOutput;
+import io.kvorum.perf.profile.AsyncProfiler;
+import io.kvorum.perf.report.GcSummary;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The system under test for one run or search, from start to stop: a {@link LocalCluster} this
+ * session starts (and always stops on close), or a node already running at --url. Holds what the
+ * reports need about it: node command lines, status, GC log and which process to profile.
+ */
+final class BenchmarkSession implements AutoCloseable {
+
+    /** What profiling one measured run produced: a sentence for the report and the files. */
+    record Profile(String description, List<String> files) {}
+
+    private final LoadOptions options;
+    private final Path runDir;
+    private final LocalCluster cluster;
+    private final URI target;
+    private final PrintStream log;
+
+    private BenchmarkSession(LoadOptions options, Path runDir, LocalCluster cluster, URI target, PrintStream log) {
+        this.options = options;
+        this.runDir = runDir;
+        this.cluster = cluster;
+        this.target = target;
+        this.log = log;
+    }
+
+    /** Starts the cluster (unless --url) and preloads every key of the key space. */
+    static BenchmarkSession open(LoadOptions options, Path runDir, PrintStream log) throws IOException, InterruptedException {
+        LocalCluster cluster = null;
+        URI target = options.url;
+        if (target == null) {
+            log.printf("starting %d node(s) from %s ...%n", options.nodes, options.jar);
+            cluster = LocalCluster.start(new LocalCluster.Spec(options.nodes, options.jar, options.heap,
+                    options.nodeJvmOptions, options.nodeOptions, runDir));
+            target = cluster.coordinator();
+        }
+        BenchmarkSession session = new BenchmarkSession(options, runDir, cluster, target, log);
+        try {
+            log.printf("preloading %,d keys of %d bytes into %s%n", options.keys, options.valueBytes, target);
+            new Preloader(target, log).preload(options.keys, options.valueBytes);
+            return session;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            session.close();
+            throw e;
+        }
+    }
+
+    URI target() {
+        return target;
+    }
+
+    List<String> nodeCommands() {
+        return cluster == null ? List.of() : cluster.commandLines();
+    }
+
+    /** Runs the load unprofiled for the warm-up duration (JIT, caches); its output goes to warmup.txt. */
+    void warmUp(LoadRunner runner, LoadSpec spec) throws IOException, InterruptedException {
+        if (options.warmup.isZero()) {
+            return;
+        }
+        log.printf("warming up for %d s (not recorded) ...%n", options.warmup.toSeconds());
+        runner.run(spec.withDuration(options.warmup), runDir.resolve("warmup.txt"));
+    }
+
+    /**
+     * Runs {@code spec}, with async-profiler in n1 (or --pid) when events are given. A profiler that
+     * cannot attach or convert does not fail the run: the report says why there is no profile.
+     */
+    WrkOutput measure(LoadRunner runner, LoadSpec spec, Path output, Set<AsyncProfiler.Event> events,
+                      List<Profile> profileOut) throws IOException, InterruptedException {
+        Long pid = cluster != null ? Long.valueOf(cluster.pid("n1")) : options.pid;
+        AsyncProfiler profiler = null;
+        String problem = null;
+        if (events.isEmpty()) {
+            problem = "Not profiled (--profile none).";
+        } else if (pid == null) {
+            problem = "Not profiled: the target was given by --url without --pid.";
+        } else {
+            try {
+                profiler = AsyncProfiler.start(pid, events, runDir);
+            } catch (IOException | RuntimeException e) {
+                problem = "Not profiled: async-profiler could not start in pid " + pid + ": " + e.getMessage();
+            }
+        }
+        log.printf("measuring: %s%n", spec.shellLine(runner.tool()));
+        WrkOutput out;
+        try {
+            out = runner.run(spec, output);
+        } finally {
+            if (profiler != null) {
+                Path jfr = profiler.stop();
+                profileOut.add(convert(jfr, events, pid));
+            }
+        }
+        if (problem != null) {
+            profileOut.add(new Profile(problem, List.of()));
+        }
+        return out;
+    }
+
+    private Profile convert(Path jfr, Set<AsyncProfiler.Event> events, long pid) throws InterruptedException {
+        try {
+            List<String> files = new ArrayList<>();
+            for (Path file : AsyncProfiler.convert(jfr, events, runDir)) {
+                files.add(file.getFileName().toString());
+            }
+            String engine = events.contains(AsyncProfiler.Event.CPU) ? AsyncProfiler.engine(runDir.resolve("cpu.collapsed")) : "not used";
+            return new Profile("async-profiler 4.2 in pid " + pid + " (n1) during the measured run, events "
+                    + events.toString().toLowerCase() + "; cpu engine: " + engine + ".", files);
+        } catch (IOException e) {
+            return new Profile("Profiled into " + jfr.getFileName() + " but converting it failed: " + e.getMessage(), List.of());
+        }
+    }
+
+    /** Each node's GET /v0/status body (or the error), n1 first. */
+    Map<String, String> statuses() throws InterruptedException {
+        Map<String, String> statuses = new LinkedHashMap<>();
+        List<URI> uris = cluster != null ? cluster.httpUris() : List.of(target);
+        List<String> ids = cluster != null ? cluster.ids() : List.of("target");
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        for (int i = 0; i < uris.size(); i++) {
+            try {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(uris.get(i).resolve("/v0/status"))
+                        .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+                statuses.put(ids.get(i), r.statusCode() + " " + r.body().trim());
+            } catch (IOException e) {
+                statuses.put(ids.get(i), "no answer: " + e);
+            }
+        }
+        return statuses;
+    }
+
+    /** n1's GC pauses, or null for a --url target. */
+    GcSummary gcSummary() throws IOException {
+        Path gcLog = runDir.resolve("gc-n1.log");
+        return cluster != null && Files.exists(gcLog) ? GcSummary.parse(Files.readString(gcLog, StandardCharsets.UTF_8)) : null;
+    }
+
+    @Override
+    public void close() {
+        if (cluster != null) {
+            log.println("stopping the nodes ...");
+            cluster.close();
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package io.kvorum.perf;
+
+import io.kvorum.perf.load.LoadSpec;
+import io.kvorum.perf.load.Workload;
+import io.kvorum.perf.profile.AsyncProfiler;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+
+/** The options run and search share: the target, the load, the profile and the output folder. */
+final class LoadOptions {
+
+    @Option(names = "--nodes", description = "Nodes to start (1 or 3; default ${DEFAULT-VALUE}).", defaultValue = "1")
+    int nodes;
+
+    @Option(names = "--url", description = "Measure an already running node instead (127.0.0.1 only); no profiling unless --pid.")
+    URI url;
+
+    @Option(names = "--pid", description = "With --url: the node's process id, to profile it.")
+    Long pid;
+
+    @Option(names = "--jar", description = "Node jar (default ${DEFAULT-VALUE}); an older build can be measured side by side.",
+            defaultValue = "node/target/kvorum-node.jar")
+    Path jar;
+
+    @Option(names = "--heap", description = "Node heap, -Xms = -Xmx (default ${DEFAULT-VALUE}).", defaultValue = "1g")
+    String heap;
+
+    @Option(names = "--node-jvm-opt", description = "Extra node JVM flag, repeatable (e.g. -XX:+UseZGC).")
+    List<String> nodeJvmOptions = new ArrayList<>();
+
+    @Option(names = "--node-option", description = "Extra node option, repeatable (e.g. --fsync).")
+    List<String> nodeOptions = new ArrayList<>();
+
+    @Option(names = "--workload", description = "put, get, mixed or delete (default ${DEFAULT-VALUE}).", defaultValue = "put",
+            converter = WorkloadConverter.class)
+    Workload workload;
+
+    @Option(names = "--read-ratio", description = "Share of GETs in mixed (default ${DEFAULT-VALUE}).", defaultValue = "0.5")
+    double readRatio;
+
+    @Option(names = "--keys", description = "Key space key0..key{N-1}, all preloaded (default ${DEFAULT-VALUE}).", defaultValue = "100000")
+    int keys;
+
+    @Option(names = "--value-bytes", description = "Value size (default ${DEFAULT-VALUE}).", defaultValue = "256")
+    int valueBytes;
+
+    @Option(names = "--ack", description = "ack of every request (default: the node's).")
+    Integer ack;
+
+    @Option(names = "--from", description = "from of every request (default: the node's).")
+    Integer from;
+
+    @Option(names = "--skew", description = "0 = uniform keys, else Zipfian theta, e.g. 0.99 (default ${DEFAULT-VALUE}).", defaultValue = "0")
+    double skew;
+
+    @Option(names = "--duration", description = "Measured time (default ${DEFAULT-VALUE}).", defaultValue = "30s",
+            converter = DurationConverter.class)
+    Duration duration;
+
+    @Option(names = "--warmup", description = "Same load before measuring, not recorded (default ${DEFAULT-VALUE}; 0s: none).",
+            defaultValue = "10s", converter = DurationConverter.class)
+    Duration warmup;
+
+    @Option(names = "--connections", description = "Connections (default ${DEFAULT-VALUE}).", defaultValue = "64")
+    int connections;
+
+    @Option(names = "--threads", description = "Load generator threads (default ${DEFAULT-VALUE}).", defaultValue = "2")
+    int threads;
+
+    @Option(names = "--profile", description = "cpu,alloc,lock (any of them) or none (default ${DEFAULT-VALUE}).",
+            defaultValue = "cpu,alloc,lock")
+    String profile;
+
+    @Option(names = "--out", description = "Run folder (default perf/runs/<yyyyMMdd-HHmmss>-<label>).")
+    Path out;
+
+    @Option(names = "--label", description = "Name of this run in reports and compare (default: workload, nodes and rate).")
+    String label;
+
+    /** The events of --profile; empty for "none". */
+    Set<AsyncProfiler.Event> profileEvents() {
+        if (profile.equalsIgnoreCase("none")) {
+            return Set.of();
+        }
+        Set<AsyncProfiler.Event> events = EnumSet.noneOf(AsyncProfiler.Event.class);
+        for (String name : profile.split(",")) {
+            try {
+                events.add(AsyncProfiler.Event.valueOf(name.trim().toUpperCase(Locale.ROOT)));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--profile takes cpu, alloc, lock or none, not '" + name + "'");
+            }
+        }
+        return events;
+    }
+
+    /** Checks what picocli cannot: one sentence per problem. */
+    void validate() {
+        if (url != null && !isLoopback(url)) {
+            throw new IllegalArgumentException("--url must be http://127.0.0.1:PORT (traffic stays on this machine), not " + url);
+        }
+        if (url == null && nodes < 1) {
+            throw new IllegalArgumentException("--nodes must be at least 1");
+        }
+        if (keys < 1 || valueBytes < 0 || connections < 1 || threads < 1 || connections < threads) {
+            throw new IllegalArgumentException("--keys, --connections and --threads must be positive, --connections >= --threads");
+        }
+        if (skew < 0 || skew >= 1) {
+            throw new IllegalArgumentException("--skew is 0 (uniform) or a Zipfian theta below 1, e.g. 0.99");
+        }
+        if (readRatio < 0 || readRatio > 1) {
+            throw new IllegalArgumentException("--read-ratio is within 0..1");
+        }
+        profileEvents();
+    }
+
+    static boolean isLoopback(URI uri) {
+        return "http".equals(uri.getScheme()) && ("127.0.0.1".equals(uri.getHost()) || "localhost".equals(uri.getHost()));
+    }
+
+    String defaultLabel(String rate) {
+        return workload.name().toLowerCase(Locale.ROOT) + "-" + (url != null ? "url" : nodes + "n") + "-" + rate;
+    }
+
+    LoadSpec loadSpec(URI target, Path scriptDir, int rate, Duration length) {
+        return new LoadSpec(workload, scriptDir, target, keys, valueBytes, ack, from, skew, readRatio, rate, length,
+                connections, threads);
+    }
+
+    static final class WorkloadConverter implements ITypeConverter<Workload> {
+        @Override
+        public Workload convert(String value) {
+            return Workload.valueOf(value.toUpperCase(Locale.ROOT));
+        }
+    }
+
+    /** "30s", "2m", "500ms" or an ISO-8601 duration. */
+    static final class DurationConverter implements ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            String v = value.trim().toLowerCase(Locale.ROOT);
+            if (v.endsWith("ms")) {
+                return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+            }
+            if (v.endsWith("s")) {
+                return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
+            }
+            if (v.endsWith("m")) {
+                return Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
+            }
+            return Duration.parse(value);
+        }
+    }
+}
