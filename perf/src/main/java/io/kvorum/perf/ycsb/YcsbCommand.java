@@ -2,6 +2,8 @@ package io.kvorum.perf.ycsb;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.perf.cluster.LocalCluster;
+import io.kvorum.perf.report.GitInfo;
+import io.kvorum.perf.report.MachineInfo;
 import io.kvorum.perf.ycsb.YcsbPhase.Outcome;
 import io.kvorum.perf.ycsb.YcsbReport.WorkloadRun;
 import java.io.IOException;
@@ -9,7 +11,6 @@ import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,7 +22,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -113,7 +113,7 @@ public final class YcsbCommand implements Callable<Integer> {
                 : Path.of("perf", "runs", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + "-ycsb");
         Files.createDirectories(runDir);
         Instant started = Instant.now();
-        Machine machine = Machine.current();
+        String loadBefore = MachineInfo.loadAverage();
         List<String> invocation = new ArrayList<>(List.of("./kvorum", "perf"));
         invocation.addAll(spec.root().commandLine().getParseResult().originalArgs());
         String commandLine = YcsbReport.shellJoin(invocation);
@@ -188,8 +188,9 @@ public final class YcsbCommand implements Callable<Integer> {
         }
         YcsbReport.Settings settings = new YcsbReport.Settings(targetDescription, urls.stream().map(URI::toString).toList(),
                 records, operations, threads, target, quorum());
-        new YcsbReport(started, Instant.now(), commandLine, settings, machine, gitCommit(), nodeCommands, load, runs)
-                .write(runDir);
+        YcsbReport.Environment env = new YcsbReport.Environment(MachineInfo.current(), YcsbReport.Environment.currentJvm(),
+                loadBefore, MachineInfo.loadAverage(), GitInfo.of(Path.of(".")));
+        new YcsbReport(started, Instant.now(), commandLine, settings, env, nodeCommands, load, runs).write(runDir);
         err.printf("ycsb: report in %s%n", runDir.resolve("report.md"));
         boolean allFinished = load.succeeded() && runs.stream().allMatch(r -> r.outcome().succeeded());
         if (!load.succeeded()) {
@@ -302,22 +303,5 @@ public final class YcsbCommand implements Callable<Integer> {
 
     private static String join(List<URI> uris) {
         return String.join(",", uris.stream().map(URI::toString).toList());
-    }
-
-    /** The checked-out commit, with "-dirty" for uncommitted changes; "unknown" outside a git work tree. */
-    private static String gitCommit() {
-        try {
-            Process p = new ProcessBuilder("git", "describe", "--always", "--dirty", "--abbrev=12")
-                    .redirectErrorStream(true).start();
-            String outText = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0 && !outText.isEmpty()) {
-                return outText;
-            }
-        } catch (IOException e) {
-            // no git here
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        return "unknown";
     }
 }

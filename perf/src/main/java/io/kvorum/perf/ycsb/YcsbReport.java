@@ -1,6 +1,9 @@
 package io.kvorum.perf.ycsb;
 
 import com.google.gson.GsonBuilder;
+import io.kvorum.perf.report.GitInfo;
+import io.kvorum.perf.report.MachineInfo;
+import io.kvorum.perf.report.Markdown;
 import io.kvorum.perf.ycsb.YcsbPhase.Outcome;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -33,6 +36,16 @@ final class YcsbReport {
     record Settings(String target, List<String> urls, int records, int operations, int threads, int targetOpsPerSec,
                     String quorum) {}
 
+    /**
+     * Where it ran: the machine, the JVM of the nodes and of YCSB (this one's), and the load average
+     * (1, 5, 15 min) before and after, since the machine is shared and the load says how much.
+     */
+    record Environment(MachineInfo machine, String jvm, String loadBefore, String loadAfter, GitInfo commit) {
+        static String currentJvm() {
+            return System.getProperty("java.vm.name") + " " + Runtime.version() + " (" + System.getProperty("java.vm.vendor") + ")";
+        }
+    }
+
     /** One workload's run; {@code records} is the record count YCSB was told (see YcsbCommand). */
     record WorkloadRun(Workload workload, long records, Outcome outcome) {}
 
@@ -40,20 +53,18 @@ final class YcsbReport {
     private final Instant finished;
     private final String commandLine;
     private final Settings settings;
-    private final Machine machine;
-    private final String commit;
+    private final Environment env;
     private final List<String> nodeCommands;
     private final Outcome load;
     private final List<WorkloadRun> workloads;
 
-    YcsbReport(Instant started, Instant finished, String commandLine, Settings settings, Machine machine, String commit,
+    YcsbReport(Instant started, Instant finished, String commandLine, Settings settings, Environment env,
                List<String> nodeCommands, Outcome load, List<WorkloadRun> workloads) {
         this.started = started;
         this.finished = finished;
         this.commandLine = commandLine;
         this.settings = settings;
-        this.machine = machine;
-        this.commit = commit;
+        this.env = env;
         this.nodeCommands = List.copyOf(nodeCommands);
         this.load = load;
         this.workloads = List.copyOf(workloads);
@@ -84,16 +95,16 @@ final class YcsbReport {
                 List.of("rate", settings.targetOpsPerSec() > 0 ? "throttled to " + count(settings.targetOpsPerSec())
                         + " ops/s" : "unthrottled (closed loop: each thread sends its next request when the last answered)"),
                 List.of("quorum", settings.quorum()),
-                List.of("commit", commit))));
+                List.of("commit", env.commit().toString()))));
 
         md.append("\n## Machine\n\n");
         md.append(table(List.of("", ""), List.of(
-                List.of("cores", Integer.toString(machine.cores())),
-                List.of("CPU", machine.cpuModel()),
-                List.of("memory", machine.memory()),
-                List.of("OS", machine.os()),
-                List.of("JVM", machine.jvm()),
-                List.of("load average at start", machine.loadAverage()))));
+                List.of("cores", Integer.toString(env.machine().cpus())),
+                List.of("CPU", env.machine().cpuModel()),
+                List.of("memory", env.machine().memory()),
+                List.of("kernel", env.machine().kernel()),
+                List.of("JVM (nodes and YCSB)", env.jvm()),
+                List.of("load average before, after", env.loadBefore() + "; " + env.loadAfter()))));
         md.append("\nThe nodes and YCSB's client share these cores: every figure includes the client's cost.\n");
 
         md.append("\n## Summary\n\n");
@@ -129,8 +140,8 @@ final class YcsbReport {
         md.append("```\n");
 
         md.append("\n## How to read it\n\n");
-        md.append("- Latencies are YCSB's: from the client thread's call into the binding to its return, in "
-                + "milliseconds (p50 ... p99.9 from YCSB's HdrHistogram measurement). `update` is a read and a write "
+        md.append("- Latencies are YCSB's: from the client thread's call into the binding to its return, from "
+                + "YCSB's HdrHistogram measurement. `update` is a read and a write "
                 + "(the binding merges fields), so it costs about one read more than a plain write. In F, "
                 + "READ-MODIFY-WRITE is a read followed by an update, and its READ and UPDATE are also counted "
                 + "under READ and UPDATE.\n");
@@ -170,7 +181,7 @@ final class YcsbReport {
             row.add(ms(op.maxUs()));
             rows.add(row);
         });
-        md.append(table(header, rows)).append("\nLatencies in ms. ");
+        md.append(table(header, rows)).append('\n');
         Map<String, Map<String, Long>> failures = out.failuresByStatus();
         if (failures.isEmpty()) {
             md.append("Every operation returned OK.\n");
@@ -188,9 +199,13 @@ final class YcsbReport {
         root.put("started", started.toString());
         root.put("finished", finished.toString());
         root.put("command", commandLine);
-        root.put("commit", commit);
+        root.put("commit", env.commit().commit());
+        root.put("dirty", env.commit().dirty());
         root.put("settings", settings);
-        root.put("machine", machine);
+        root.put("machine", env.machine());
+        root.put("jvm", env.jvm());
+        root.put("loadAverageBefore", env.loadBefore());
+        root.put("loadAverageAfter", env.loadAfter());
         root.put("nodeCommands", nodeCommands);
         root.put("load", phaseJson(load, settings.records()));
         List<Map<String, Object>> ws = new ArrayList<>();
@@ -257,16 +272,13 @@ final class YcsbReport {
                 .collect(Collectors.joining(" "));
     }
 
+    /** A latency YCSB gave in microseconds, as the other perf reports show latencies. */
     static String ms(double micros) {
-        double ms = micros / 1000.0;
-        if (ms < 1) {
-            return String.format(Locale.ROOT, "%.3f", ms);
-        }
-        return ms < 100 ? String.format(Locale.ROOT, "%.2f", ms) : String.format(Locale.ROOT, "%.0f", ms);
+        return Markdown.ms(micros / 1000.0);
     }
 
     private static String count(double n) {
-        return String.format(Locale.ROOT, "%,.0f", n);
+        return Markdown.count(n);
     }
 
     private static String seconds(long ms) {
@@ -277,15 +289,7 @@ final class YcsbReport {
         return DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss z").withZone(ZoneId.systemDefault()).format(t);
     }
 
-    static String table(List<String> header, List<List<String>> rows) {
-        StringBuilder sb = new StringBuilder();
-        sb.append("| ").append(String.join(" | ", header)).append(" |\n|");
-        header.forEach(h -> sb.append("---|"));
-        sb.append('\n');
-        for (List<String> row : rows) {
-            sb.append("| ").append(row.stream().map(c -> c.replace("|", "\\|")).collect(Collectors.joining(" | ")))
-                    .append(" |\n");
-        }
-        return sb.toString();
+    private static String table(List<String> header, List<List<String>> rows) {
+        return Markdown.table(header, rows);
     }
 }
