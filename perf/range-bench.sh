@@ -20,14 +20,23 @@ command -v curl >/dev/null || { echo "curl is not installed" >&2; exit 2; }
 if [[ ${PRELOAD:-1} == 1 ]]; then
   command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk), needed to preload" >&2; exit 2; }
   echo "preloading $KEYS keys of $VALUE_BYTES bytes ..."
-  # wrk runs for its whole -d even after preload.lua stopped sending, so stop it once the last key
-  # of each of its two threads (KEYS-1 and KEYS-2) reads back.
-  wrk -t2 -c64 -d3600s -s "$here/wrk/preload.lua" "$url" -- 2 >/dev/null &
+  # wrk runs for its whole -d even after preload.lua stopped sending, so stop it once each of its two
+  # threads printed its "kvorum-preload <thread> <share> <written> done [<status>=<n> ...]" line.
+  fifo=$(mktemp -u /tmp/kvorum-preload.XXXXXX)
+  mkfifo "$fifo"
+  wrk -t2 -c64 -d3600s -s "$here/wrk/preload.lua" "$url" -- 2 >"$fifo" &
   wrk_pid=$!
-  last_written() { curl -fs -o /dev/null "$url/v0/entity?id=key$((KEYS - $1))"; }
-  until { last_written 1 && last_written 2; } || ! kill -0 "$wrk_pid" 2>/dev/null; do sleep 1; done
+  threads_done=0 failed=
+  while read -r tag _ _ _ state rest; do
+    [[ $tag == kvorum-preload && $state == done ]] || continue
+    failed+=${rest:+ $rest}
+    (( ++threads_done == 2 )) && break
+  done <"$fifo"
   kill "$wrk_pid" 2>/dev/null || true
   wait "$wrk_pid" 2>/dev/null || true
+  rm -f "$fifo"
+  (( threads_done == 2 )) || { echo "preload: wrk stopped before every key was answered" >&2; exit 1; }
+  [[ -z $failed ]] || { echo "preload: some keys were not written, non-2xx answers (status=count):$failed" >&2; exit 1; }
 fi
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }

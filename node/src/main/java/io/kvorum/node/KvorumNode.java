@@ -21,6 +21,7 @@ import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.transport.grpc.GrpcTransport;
 import io.kvorum.node.util.NamedThreadFactory;
+import io.kvorum.node.util.WheelRequestTimer;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
@@ -59,7 +60,8 @@ public final class KvorumNode implements AutoCloseable {
 
     private final NodeConfig config;
     private final StorageService storage;
-    private final ScheduledThreadPoolExecutor requestTimer;
+    private final WheelRequestTimer deadlines;
+    private final ScheduledThreadPoolExecutor rangeTimer;
     private final ScheduledThreadPoolExecutor maintenance;
     private final ScheduledThreadPoolExecutor antiEntropyExecutor;
     private final AntiEntropyService antiEntropy;
@@ -69,13 +71,15 @@ public final class KvorumNode implements AutoCloseable {
     private final InetSocketAddress httpAddress;
     private boolean closed;
 
-    private KvorumNode(NodeConfig config, StorageService storage, ScheduledThreadPoolExecutor requestTimer,
+    private KvorumNode(NodeConfig config, StorageService storage, WheelRequestTimer deadlines,
+                       ScheduledThreadPoolExecutor rangeTimer,
                        ScheduledThreadPoolExecutor maintenance, ScheduledThreadPoolExecutor antiEntropyExecutor,
                        AntiEntropyService antiEntropy, GrpcTransport transport, Hints hints, HttpGateway gateway,
                        InetSocketAddress httpAddress) {
         this.config = config;
         this.storage = storage;
-        this.requestTimer = requestTimer;
+        this.deadlines = deadlines;
+        this.rangeTimer = rangeTimer;
         this.maintenance = maintenance;
         this.antiEntropyExecutor = antiEntropyExecutor;
         this.antiEntropy = antiEntropy;
@@ -119,8 +123,9 @@ public final class KvorumNode implements AutoCloseable {
      */
     public static KvorumNode start(NodeConfig config, int httpPort, Clock clock) throws StartupException {
         StorageService storage = openStorage(config);
-        ScheduledThreadPoolExecutor requestTimer = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("request-timer"));
-        requestTimer.setRemoveOnCancelPolicy(true);
+        WheelRequestTimer deadlines = new WheelRequestTimer();
+        ScheduledThreadPoolExecutor rangeTimer = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("range-timer"));
+        rangeTimer.setRemoveOnCancelPolicy(true);
         ScheduledThreadPoolExecutor maintenance = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("maintenance"));
         ScheduledThreadPoolExecutor antiEntropyExecutor =
                 new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("anti-entropy"));
@@ -144,8 +149,8 @@ public final class KvorumNode implements AutoCloseable {
                     config.antiEntropyInterval(), ANTI_ENTROPY_IDLE_TIMEOUT);
             if (config.topology().size() > 1) {
                 try {
-                    transport = GrpcTransport.start(config, config.self().grpcPort(), local, localRange, requestTimer,
-                            antiEntropy);
+                    transport = GrpcTransport.start(config, config.self().grpcPort(), local, localRange, rangeTimer,
+                            deadlines, antiEntropy);
                 } catch (IOException e) {
                     throw new StartupException("cannot listen for gRPC on " + config.bindAddress() + ":"
                             + config.self().grpcPort() + ": " + bindFailure(e));
@@ -160,7 +165,7 @@ public final class KvorumNode implements AutoCloseable {
             }
             antiEntropy.start(transport != null ? transport.antiEntropyPeers() : List.of());
             Coordinator coordinator = new Coordinator(selfId, new Placement(config.topology()), replicas, hlc, clock,
-                    config.requestTimeout(), requestTimer, new ClusterRangeSource(ranges, config.replicationFactor(),
+                    config.requestTimeout(), deadlines, new ClusterRangeSource(ranges, config.replicationFactor(),
                             RANGE_BATCH_ENTRIES, RANGE_BATCH_BYTES, hlc::observe),
                     hints != null ? hints.store() : HintSink.NONE);
 
@@ -195,7 +200,7 @@ public final class KvorumNode implements AutoCloseable {
             if (hints != null) {
                 hints.handoff().start();
             }
-            return new KvorumNode(config, storage, requestTimer, maintenance, antiEntropyExecutor, antiEntropy,
+            return new KvorumNode(config, storage, deadlines, rangeTimer, maintenance, antiEntropyExecutor, antiEntropy,
                     transport, hints, gateway, address);
         } catch (StartupException | RuntimeException e) {
             if (antiEntropy != null) {
@@ -207,7 +212,8 @@ public final class KvorumNode implements AutoCloseable {
             if (hints != null) {
                 hints.close();
             }
-            requestTimer.shutdownNow();
+            deadlines.close();
+            rangeTimer.shutdownNow();
             maintenance.shutdownNow();
             antiEntropyExecutor.shutdownNow();
             try {
@@ -312,7 +318,8 @@ public final class KvorumNode implements AutoCloseable {
             hints.close(); // flushes queued hints; the handoff is closed already, which is idempotent
         }
         maintenance.shutdownNow();
-        requestTimer.shutdownNow();
+        deadlines.close();
+        rangeTimer.shutdownNow();
         antiEntropyExecutor.shutdown(); // lets cancelled rounds close their storage scans first
         try {
             if (!antiEntropyExecutor.awaitTermination(2, TimeUnit.SECONDS)) {

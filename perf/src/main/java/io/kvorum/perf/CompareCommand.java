@@ -19,7 +19,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code ./kvorum perf compare RUN [RUN...]}: reads each run folder's result.json (and cpu.collapsed)
+ * {@code ./kvorum perf compare RUN [RUN...]}: reads each run folder's result.json (and cpu.collapsed.gz,
+ * or a plain cpu.collapsed of older runs)
  * and writes compare.md with a side-by-side table, one latency plot with every run, and the frames
  * whose self-time share changed the most from the first run.
  */
@@ -80,9 +81,8 @@ final class CompareCommand implements Callable<Integer> {
         List<Map<String, Double>> shares = new ArrayList<>();
         List<String> missing = new ArrayList<>();
         for (int i = 0; i < runs.size(); i++) {
-            String collapsed = results.get(i).cpuCollapsed();
-            Path file = collapsed == null ? null : runs.get(i).resolve(collapsed);
-            if (file == null || !Files.isRegularFile(file)) {
+            Path file = FrameDiff.find(runs.get(i), results.get(i).cpuCollapsed());
+            if (file == null) {
                 missing.add(results.get(i).label());
             } else {
                 shares.add(FrameDiff.selfShares(file));

@@ -3,7 +3,9 @@ package io.kvorum.perf;
 import io.kvorum.perf.load.LoadRunner;
 import io.kvorum.perf.load.LoadSpec;
 import io.kvorum.perf.load.LoadTool;
+import io.kvorum.perf.load.Preloader;
 import io.kvorum.perf.load.WrkOutput;
+import io.kvorum.perf.profile.AsyncProfiler;
 import io.kvorum.perf.report.GcSummary;
 import io.kvorum.perf.report.GitInfo;
 import io.kvorum.perf.report.LatencyPlot;
@@ -73,26 +75,29 @@ final class RunCommand implements Callable<Integer> {
         java.util.Map<String, String> statuses;
         List<String> nodeCommands;
         GcSummary gc;
-        try (BenchmarkSession session = BenchmarkSession.open(options, runDir, err)) {
-            loadSpec = options.loadSpec(session.target(), Path.of("perf", "wrk").toAbsolutePath(), saturation ? 0 : rate,
-                    options.duration);
+        Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
+        Preloader.Result preload;
+        try (BenchmarkSession session = BenchmarkSession.open(options, tool.get(), scriptDir, runDir, err)) {
+            loadSpec = options.loadSpec(session.target(), scriptDir, saturation ? 0 : rate, options.duration);
             session.warmUp(runner, loadSpec);
             output = session.measure(runner, loadSpec, runDir.resolve("wrk.txt"), options.profileEvents(), profiles);
             statuses = session.statuses();
             nodeCommands = session.nodeCommands();
+            preload = session.preload();
             gc = session.gcSummary();
         }
         RunResult result = RunResult.of(label, saturation ? RunResult.CLOSED_LOOP : RunResult.FIXED_RATE,
                 options.workload.name().toLowerCase(), options.url != null ? 0 : options.nodes, saturation ? 0 : rate, output,
                 gc == null ? Double.NaN : gc.maxMs(),
-                profiles.get(0).files().contains("cpu.collapsed") ? "cpu.collapsed" : null);
+                profiles.get(0).files().contains(AsyncProfiler.CPU_COLLAPSED) ? AsyncProfiler.CPU_COLLAPSED : null);
         result.write(runDir.resolve("result.json"));
         Files.writeString(runDir.resolve("latency.svg"),
                 LatencyPlot.svg("Latency by percentile: " + label, List.of(result.series())), StandardCharsets.UTF_8);
         RunReport report = new RunReport("Kvorum perf run: " + label,
                 ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME), GitInfo.of(Path.of("")),
                 RunFolder.commandLine(spec.commandLine().getParseResult().originalArgs().toArray(String[]::new)),
-                nodeCommands, loadSpec.shellLine(runner.tool()), MachineInfo.current(), nodeJvm(), options.heap,
+                nodeCommands, preload.summary(), preload.command(), loadSpec.shellLine(runner.tool()), MachineInfo.current(),
+                nodeJvm(), options.heap,
                 loadBefore, MachineInfo.loadAverage(), result, output, gc, profiles.get(0).description(),
                 profiles.get(0).files(), statuses, null);
         Files.writeString(runDir.resolve("report.md"), report.markdown(), StandardCharsets.UTF_8);

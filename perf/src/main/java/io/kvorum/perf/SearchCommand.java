@@ -3,7 +3,9 @@ package io.kvorum.perf;
 import io.kvorum.perf.load.LoadRunner;
 import io.kvorum.perf.load.LoadSpec;
 import io.kvorum.perf.load.LoadTool;
+import io.kvorum.perf.load.Preloader;
 import io.kvorum.perf.load.WrkOutput;
+import io.kvorum.perf.profile.AsyncProfiler;
 import io.kvorum.perf.report.GcSummary;
 import io.kvorum.perf.report.GitInfo;
 import io.kvorum.perf.report.LatencyPlot;
@@ -90,8 +92,10 @@ final class SearchCommand implements Callable<Integer> {
         Map<String, String> statuses;
         List<String> nodeCommands;
         GcSummary gc;
-        try (BenchmarkSession session = BenchmarkSession.open(options, runDir, err)) {
-            LoadSpec base = options.loadSpec(session.target(), Path.of("perf", "wrk").toAbsolutePath(), 1, stepDuration);
+        Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
+        Preloader.Result preload;
+        try (BenchmarkSession session = BenchmarkSession.open(options, tool.get(), scriptDir, runDir, err)) {
+            LoadSpec base = options.loadSpec(session.target(), scriptDir, 1, stepDuration);
             int first = firstRate > 0 ? firstRate : Math.max(1, maxRate / 2);
             // Warm up gently: at the first probe rate an overloaded node would spend the warm-up queueing.
             session.warmUp(runner, base.withRate(Math.max(1, Math.min(first, maxRate / 4))));
@@ -116,11 +120,12 @@ final class SearchCommand implements Callable<Integer> {
             }
             statuses = session.statuses();
             nodeCommands = session.nodeCommands();
+            preload = session.preload();
             gc = session.gcSummary();
         }
         RunResult result = RunResult.of(label, RunResult.FIXED_RATE, options.workload.name().toLowerCase(Locale.ROOT),
                 options.url != null ? 0 : options.nodes, shownSpec.rate(), shown, gc == null ? Double.NaN : gc.maxMs(),
-                profiles.get(0).files().contains("cpu.collapsed") ? "cpu.collapsed" : null);
+                profiles.get(0).files().contains(AsyncProfiler.CPU_COLLAPSED) ? AsyncProfiler.CPU_COLLAPSED : null);
         result.write(runDir.resolve("result.json"));
         List<LatencyPlot.Series> series = new ArrayList<>();
         for (RateSearch.Step step : outcome.steps()) {
@@ -148,7 +153,8 @@ final class SearchCommand implements Callable<Integer> {
         RunReport report = new RunReport("Kvorum perf search: " + label,
                 ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME), GitInfo.of(Path.of("")),
                 RunFolder.commandLine(spec.commandLine().getParseResult().originalArgs().toArray(String[]::new)),
-                nodeCommands, shownSpec.shellLine(runner.tool()), MachineInfo.current(), RunCommand.nodeJvm(), options.heap,
+                nodeCommands, preload.summary(), preload.command(), shownSpec.shellLine(runner.tool()), MachineInfo.current(),
+                RunCommand.nodeJvm(), options.heap,
                 loadBefore, MachineInfo.loadAverage(), result, shown, gc, profiles.get(0).description(), profiles.get(0).files(),
                 statuses, steps);
         Files.writeString(runDir.resolve("report.md"), report.markdown(), StandardCharsets.UTF_8);

@@ -8,13 +8,12 @@ import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
+import io.kvorum.node.time.RequestTimer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -36,13 +35,13 @@ public final class Coordinator {
     private final HybridLogicalClock hlc;
     private final Clock clock;
     private final long timeoutNanos;
-    private final ScheduledExecutorService timer;
+    private final RequestTimer timer;
     private final RangeSource rangeSource;
     private final HintSink hints;
 
     /** A coordinator that keeps no hints ({@link HintSink#NONE}); see the full constructor. */
     public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
-                       Clock clock, Duration requestTimeout, ScheduledExecutorService timer,
+                       Clock clock, Duration requestTimeout, RequestTimer timer,
                        RangeSource rangeSource) {
         this(selfId, placement, replicas, hlc, clock, requestTimeout, timer, rangeSource, HintSink.NONE);
     }
@@ -54,7 +53,7 @@ public final class Coordinator {
      * @param hints       receives each write that a remote replica did not acknowledge
      */
     public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
-                       Clock clock, Duration requestTimeout, ScheduledExecutorService timer,
+                       Clock clock, Duration requestTimeout, RequestTimer timer,
                        RangeSource rangeSource, HintSink hints) {
         this.selfId = selfId;
         this.placement = placement;
@@ -175,7 +174,7 @@ public final class Coordinator {
         final CompletableFuture<Record> result = new CompletableFuture<>();
         private final Quorum quorum;
         private final QuorumTracker tracker;
-        private final ScheduledFuture<?> deadline;
+        private final RequestTimer.Timeout deadline;
         private Record newest;
         private boolean refusedForOverload;
 
@@ -197,10 +196,10 @@ public final class Coordinator {
             }
             tracker.onResponse(success);
             if (tracker.hasSucceeded()) {
-                deadline.cancel(false);
+                deadline.cancel();
                 result.complete(newest);
             } else if (tracker.hasFailed()) {
-                deadline.cancel(false);
+                deadline.cancel();
                 result.completeExceptionally(failure("too many replicas failed"));
             }
         }

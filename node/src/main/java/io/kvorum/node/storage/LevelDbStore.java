@@ -32,6 +32,7 @@ public final class LevelDbStore implements AutoCloseable {
 
     private final DB db;
     private final WriteOptions writeOptions;
+    private TimestampBound newestStored; // set once by open(), then the writer thread's
 
     private LevelDbStore(DB db, boolean fsync) {
         this.db = db;
@@ -47,7 +48,30 @@ public final class LevelDbStore implements AutoCloseable {
                 .compressionType(CompressionType.SNAPPY)
                 .cacheSize(cacheBytes)
                 .writeBufferSize(16 << 20);
-        return new LevelDbStore(factory.open(dir.toFile(), options), fsync);
+        LevelDbStore store = new LevelDbStore(factory.open(dir.toFile(), options), fsync);
+        try {
+            store.newestStored = TimestampBound.open(dir, store::scanNewestTimestamp);
+        } catch (IOException | RuntimeException e) {
+            store.close();
+            throw e;
+        }
+        return store;
+    }
+
+    /** The largest timestamp (unsigned) of any stored record; 0 for an empty store. Reads everything. */
+    private long scanNewestTimestamp() {
+        long newest = 0;
+        try (Cursor cursor = cursor(new byte[0], null)) {
+            List<Entry> batch;
+            while (!(batch = cursor.next(4096, 4 << 20)).isEmpty()) {
+                for (Entry e : batch) {
+                    if (Long.compareUnsigned(e.record().timestamp(), newest) > 0) {
+                        newest = e.record().timestamp();
+                    }
+                }
+            }
+        }
+        return newest;
     }
 
     /** The stored record of a key, tombstones and expired records included; null if none. */
@@ -60,24 +84,33 @@ public final class LevelDbStore implements AutoCloseable {
      * Applies mutations as one atomic, durable batch and returns, for each, whether it changed the
      * store. A {@link Mutation.Put} is kept only if its record is newer than the stored one (and
      * than an earlier put of the same key in this batch); a {@link Mutation.Purge} acts only if the
-     * stored record is still exactly the one it expects.
+     * stored record is still exactly the one it expects. A put whose timestamp is above every
+     * stored one ({@link TimestampBound}) is kept without reading the key.
      */
     boolean[] apply(List<? extends Mutation> mutations) {
         boolean[] applied = new boolean[mutations.size()];
         // Later mutations of the same key in this batch must see the earlier ones.
         Map<ByteKey, Record> pending = new java.util.HashMap<>();
+        long batchNewest = 0;
         try (WriteBatch batch = db.createWriteBatch()) {
             for (int i = 0; i < mutations.size(); i++) {
                 Mutation m = mutations.get(i);
                 ByteKey key = new ByteKey(m.key());
-                Record current = pending.containsKey(key) ? pending.get(key) : get(m.key());
                 if (m instanceof Mutation.Put put) {
+                    long timestamp = put.record().timestamp();
+                    Record current = pending.containsKey(key) ? pending.get(key)
+                            : newestStored.isAboveAllStored(timestamp) ? null : get(m.key());
                     if (put.record().isNewerThan(current)) {
                         batch.put(m.key(), RecordCodec.encode(put.record()));
                         pending.put(key, put.record());
                         applied[i] = true;
+                        if (Long.compareUnsigned(timestamp, batchNewest) > 0) {
+                            batchNewest = timestamp;
+                        }
                     }
                 } else if (m instanceof Mutation.Purge purge) {
+                    // A replacement keeps the expected record's timestamp: the bound does not move.
+                    Record current = pending.containsKey(key) ? pending.get(key) : get(m.key());
                     if (current != null && current.equals(purge.expected())) {
                         if (purge.replacement() == null) {
                             batch.delete(m.key());
@@ -89,9 +122,14 @@ public final class LevelDbStore implements AutoCloseable {
                     }
                 }
             }
-            db.write(batch, writeOptions);
+            newestStored.beforeWrite(batchNewest);
+            try {
+                db.write(batch, writeOptions);
+            } finally {
+                newestStored.afterWrite(batchNewest); // even a failed write may have reached the log
+            }
         } catch (IOException e) {
-            throw new StorageException("closing a write batch failed", e);
+            throw new StorageException("writing a batch failed", e);
         }
         return applied;
     }

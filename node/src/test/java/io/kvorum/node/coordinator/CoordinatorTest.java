@@ -13,6 +13,7 @@ import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.time.ManualClock;
+import io.kvorum.node.time.RequestTimer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -106,7 +107,7 @@ class CoordinatorTest {
     }
 
     private Coordinator coordinator(Duration timeout, RangeSource ranges) {
-        return new Coordinator("n1", placement, Map.copyOf(fakes), hlc, clock, timeout, timer, ranges);
+        return new Coordinator("n1", placement, Map.copyOf(fakes), hlc, clock, timeout, RequestTimer.of(timer), ranges);
     }
 
     private Coordinator coordinator() {
@@ -350,7 +351,7 @@ class CoordinatorTest {
                 }
             });
         }
-        Coordinator c = new Coordinator("n1", placement, instant, hlc, clock, NEVER, timer, null);
+        Coordinator c = new Coordinator("n1", placement, instant, hlc, clock, NEVER, RequestTimer.of(timer), null);
         assertThat(c.get(KEY, new Quorum(3, 3))).isCompletedWithValue(value(7, "n3"));
         assertThat(c.put(KEY, VALUE, 0, new Quorum(3, 3))).isCompleted();
     }

@@ -11,6 +11,7 @@ import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.time.ManualClock;
+import io.kvorum.node.time.RequestTimer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
@@ -57,7 +58,7 @@ class HintingCoordinatorTest {
         order = placement.replicasFor(KEY, 3).stream().map(m -> fakes.get(m.id())).toList();
         timer = new ScheduledThreadPoolExecutor(1);
         coordinator = new Coordinator("n1", placement, Map.copyOf(fakes), new HybridLogicalClock(clock), clock,
-                Duration.ofMinutes(5), timer, (start, end) -> {
+                Duration.ofMinutes(5), RequestTimer.of(timer), (start, end) -> {
                     throw new AssertionError("no range expected");
                 }, (nodeId, key, record) -> hints.add(new Hinted(nodeId, key, record)));
     }

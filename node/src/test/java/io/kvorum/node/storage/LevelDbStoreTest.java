@@ -8,6 +8,7 @@ import io.kvorum.node.storage.LevelDbStore.Mutation.Purge;
 import io.kvorum.node.storage.LevelDbStore.Mutation.Put;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -309,5 +310,70 @@ class LevelDbStoreTest {
         List<Mutation> none = List.of();
         assertThat(store.apply(none)).isEmpty();
         assertThat(keys(readAll(new byte[0], null))).containsExactly("a");
+    }
+
+    // The writer skips the read of a key when a put is above every stored timestamp (TimestampBound).
+    // These check that an older put is still refused whichever way the bound was obtained.
+
+    @Test
+    void anOlderPutIsRefusedAfterReopeningWithTheBoundFile() throws IOException {
+        put(key("k"), value(1_000, "new"));
+        reopen();
+        assertThat(put(key("k"), value(500, "old"))).isFalse();
+        assertThat(store.get(key("k"))).isEqualTo(value(1_000, "new"));
+        assertThat(put(key("k"), value(1_001, "newer"))).isTrue();
+    }
+
+    @Test
+    void anOlderPutIsRefusedAfterReopeningWithoutTheBoundFile() throws IOException {
+        put(key("a"), value(7_000, "a"));
+        put(key("k"), value(9_000, "new"));
+        store.close();
+        store = null;
+        Files.delete(dir.resolve(TimestampBound.FILE_NAME));
+        store = LevelDbStore.open(dir, false, 1 << 20);
+        assertThat(put(key("k"), value(8_999, "old"))).as("the bound comes from a scan of the store").isFalse();
+        assertThat(store.get(key("k"))).isEqualTo(value(9_000, "new"));
+        assertThat(Files.exists(dir.resolve(TimestampBound.FILE_NAME))).as("and is persisted again").isTrue();
+    }
+
+    @Test
+    void anUnreadableBoundFileIsReplacedByAScan() throws IOException {
+        put(key("k"), value(9_000, "new"));
+        store.close();
+        store = null;
+        Files.writeString(dir.resolve(TimestampBound.FILE_NAME), "garbage");
+        store = LevelDbStore.open(dir, false, 1 << 20);
+        assertThat(put(key("k"), value(8_999, "old"))).isFalse();
+    }
+
+    @Test
+    void thePersistedBoundIsAboveEveryWrittenTimestamp() throws IOException {
+        long far = TimestampBound.HEADROOM * 10;
+        put(key("k"), value(far, "v"));
+        long persisted = Long.parseUnsignedLong(Files.readString(dir.resolve(TimestampBound.FILE_NAME)).trim());
+        assertThat(Long.compareUnsigned(persisted, far)).isPositive();
+    }
+
+    @Test
+    void aPutWithTheNewestTimestampIsDecidedByTheWriterTieBreak() {
+        Record stored = Record.value(100, "n2", key("stored"), Record.NEVER_EXPIRES);
+        put(key("k"), stored);
+        assertThat(put(key("k"), Record.value(100, "n1", key("lower writer"), Record.NEVER_EXPIRES))).isFalse();
+        assertThat(store.get(key("k"))).isEqualTo(stored);
+        assertThat(put(key("k"), Record.value(100, "n3", key("higher writer"), Record.NEVER_EXPIRES))).isTrue();
+    }
+
+    @Test
+    void withinABatchAnOlderPutOfAKeyLosesToANewerOneAboveTheBound() {
+        List<Mutation> batch = List.of(new Put(key("k"), value(50_000, "newer")), new Put(key("k"), value(40_000, "older")));
+        assertThat(store.apply(batch)).containsExactly(true, false);
+        assertThat(store.get(key("k"))).isEqualTo(value(50_000, "newer"));
+    }
+
+    private void reopen() throws IOException {
+        store.close();
+        store = null;
+        store = LevelDbStore.open(dir, false, 1 << 20);
     }
 }

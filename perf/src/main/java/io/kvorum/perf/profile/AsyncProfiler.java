@@ -1,8 +1,11 @@
 package io.kvorum.perf.profile;
 
 import com.sun.tools.attach.VirtualMachine;
+import io.kvorum.perf.report.FrameDiff;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -10,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.zip.GZIPOutputStream;
 
 /**
  * async-profiler (from the tools.profiler:async-profiler jar on this classpath) loaded into a
@@ -25,6 +29,12 @@ public final class AsyncProfiler {
 
     /** The events of {@code --profile}. */
     public enum Event { CPU, ALLOC, LOCK }
+
+    /**
+     * The collapsed cpu stacks of a run, gzipped: plain they reach a megabyte, and run folders are
+     * committed. Runs before this wrote a plain {@code cpu.collapsed}; {@link FrameDiff} reads both.
+     */
+    public static final String CPU_COLLAPSED = "cpu.collapsed.gz";
 
     private static final String LIBRARY_RESOURCE = "/linux-x64/libasyncProfiler.so";
 
@@ -99,12 +109,12 @@ public final class AsyncProfiler {
      */
     public static String engine(Path collapsedCpu) {
         String paranoid = readFirstLine(Path.of("/proc/sys/kernel/perf_event_paranoid"));
-        try (var lines = Files.lines(collapsedCpu)) {
+        try (var lines = FrameDiff.lines(collapsedCpu)) {
             boolean kernelFrames = lines.anyMatch(l -> l.contains("_[k]"));
             return (kernelFrames ? "perf_events (kernel frames sampled)"
                     : "timer fallback, ctimer/itimer (no kernel frames: perf_events restricted or refused)")
                     + ", kernel.perf_event_paranoid=" + paranoid;
-        } catch (IOException e) {
+        } catch (IOException | UncheckedIOException e) {
             return "unknown (no collapsed cpu stacks)";
         }
     }
@@ -119,7 +129,7 @@ public final class AsyncProfiler {
 
     /**
      * Converts {@code jfr} into {@code cpu.html}, {@code alloc.html}, {@code lock.html} (for the
-     * events recorded) and {@code cpu.collapsed} in {@code runDir}; returns the files written.
+     * events recorded) and {@link #CPU_COLLAPSED} in {@code runDir}; returns the files written.
      */
     public static List<Path> convert(Path jfr, Set<Event> events, Path runDir) throws IOException, InterruptedException {
         List<Path> written = new ArrayList<>();
@@ -130,11 +140,21 @@ public final class AsyncProfiler {
             written.add(html);
         }
         if (events.contains(Event.CPU)) {
-            Path collapsed = runDir.resolve("cpu.collapsed");
-            jfrconv(List.of("--cpu", "-o", "collapsed", jfr.toString(), collapsed.toString()), runDir);
-            written.add(collapsed);
+            Path plain = runDir.resolve("cpu.collapsed");
+            jfrconv(List.of("--cpu", "-o", "collapsed", jfr.toString(), plain.toString()), runDir);
+            Path gzipped = runDir.resolve(CPU_COLLAPSED);
+            gzip(plain, gzipped);
+            Files.delete(plain);
+            written.add(gzipped);
         }
         return written;
+    }
+
+    /** Writes {@code source} gzipped to {@code target}. */
+    public static void gzip(Path source, Path target) throws IOException {
+        try (OutputStream out = new GZIPOutputStream(Files.newOutputStream(target))) {
+            Files.copy(source, out);
+        }
     }
 
     /** jfr-converter's Main (default package, on this classpath) in a child JVM: it may call System.exit. */

@@ -1,7 +1,10 @@
 package io.kvorum.perf.report;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
+import java.util.zip.GZIPInputStream;
 
 /**
  * "Top frames that changed" between runs: each run's self-time share per frame (the leaf of each
@@ -50,12 +54,42 @@ public final class FrameDiff {
         return shares;
     }
 
+    /** Self-time share per leaf frame of a collapsed stacks file, gzipped ({@code .gz}) or plain. */
     public static Map<String, Double> selfShares(Path collapsed) {
-        try (Stream<String> lines = Files.lines(collapsed)) {
+        try (Stream<String> lines = lines(collapsed)) {
             return selfShares(lines);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** The lines of a collapsed stacks file, gunzipped when its name ends in {@code .gz}; close the stream. */
+    public static Stream<String> lines(Path collapsed) throws IOException {
+        if (!collapsed.getFileName().toString().endsWith(".gz")) {
+            return Files.lines(collapsed, StandardCharsets.UTF_8);
+        }
+        BufferedReader reader = new BufferedReader(new InputStreamReader(
+                new GZIPInputStream(Files.newInputStream(collapsed)), StandardCharsets.UTF_8));
+        return reader.lines().onClose(() -> {
+            try {
+                reader.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+    }
+
+    /**
+     * The collapsed stacks file of a run folder: {@code name} as result.json gives it, else the other
+     * form of it (a plain {@code cpu.collapsed} gzipped later, or the reverse); null when neither exists.
+     */
+    public static Path find(Path runDir, String name) {
+        if (name == null) {
+            return null;
+        }
+        Path file = runDir.resolve(name);
+        Path other = runDir.resolve(name.endsWith(".gz") ? name.substring(0, name.length() - 3) : name + ".gz");
+        return Files.isRegularFile(file) ? file : Files.isRegularFile(other) ? other : null;
     }
 
     /** The {@code n} frames with the largest absolute change of share from runs[0] to any other run. */

@@ -11,8 +11,8 @@ import java.util.Map;
  * function of it.
  */
 public record RunReport(String title, String date, GitInfo git, String perfCommand, List<String> nodeCommands,
-                        String loadCommand, MachineInfo machine, String nodeJvm, String heap, String loadBefore,
-                        String loadAfter, RunResult result, WrkOutput output, GcSummary gc, String profiler,
+                        String preloadSummary, String preloadCommand, String loadCommand, MachineInfo machine, String nodeJvm,
+                        String heap, String loadBefore, String loadAfter, RunResult result, WrkOutput output, GcSummary gc, String profiler,
                         List<String> profileFiles, Map<String, String> nodeStatus, String extraSection) {
 
     public String markdown() {
@@ -81,9 +81,12 @@ public record RunReport(String title, String date, GitInfo git, String perfComma
 
         md.append("## Commands\n\n");
         md.append("perf:\n\n").append(Markdown.code(perfCommand)).append('\n');
+        md.append("preload (").append(preloadSummary).append("; output in `preload.txt`):\n\n")
+                .append(Markdown.code(preloadCommand)).append('\n');
         md.append("load (measured run; the warm-up ran the same for its own duration):\n\n").append(Markdown.code(loadCommand)).append('\n');
         if (!nodeCommands.isEmpty()) {
-            md.append("nodes:\n\n").append(Markdown.code(String.join("\n", nodeCommands))).append('\n');
+            md.append("nodes (with `-XX:+AlwaysPreTouch`, so the heap's pages are touched at start, not during the measured run):\n\n")
+                    .append(Markdown.code(String.join("\n", nodeCommands))).append('\n');
         }
         md.append("Raw output: `wrk.txt` (measured), `warmup.txt`; node logs `n*.log`, GC logs `gc-n*.log`.\n");
         return md.toString();

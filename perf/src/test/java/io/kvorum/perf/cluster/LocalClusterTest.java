@@ -57,7 +57,7 @@ class LocalClusterTest {
                 assertThat(status.statusCode()).isEqualTo(200);
             }
             assertThat(cluster.commandLines().get(1))
-                    .contains("-Xms64m -Xmx64m", "-XX:+DebugNonSafepoints", "-Xlog:gc*:file=" + runDir.toAbsolutePath().resolve("gc-n2.log"),
+                    .contains("-Xms64m -Xmx64m -XX:+AlwaysPreTouch", "-XX:+DebugNonSafepoints", "-Xlog:gc*:file=" + runDir.toAbsolutePath().resolve("gc-n2.log"),
                             "-XX:+UseSerialGC", "--node-id n2", "--fsync", "-jar " + fakeNodeJar.toAbsolutePath())
                     .containsPattern("--cluster n1=127\\.0\\.0\\.1:\\d+:\\d+,n2=127\\.0\\.0\\.1:\\d+:\\d+,n3=127\\.0\\.0\\.1:\\d+:\\d+");
             String cmd = cluster.commandLines().get(0);

@@ -8,6 +8,7 @@ import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
+import io.kvorum.node.time.RequestTimer;
 import io.kvorum.proto.ReadRequest;
 import io.kvorum.proto.ReplicaError;
 import io.kvorum.proto.ReplicaRequest;
@@ -19,8 +20,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -52,7 +51,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
     private final String clusterId;
     private final ManagedChannel channel;
     private final ReplicationGrpc.ReplicationStub stub;
-    private final ScheduledExecutorService timer;
+    private final RequestTimer timer;
     private final long timeoutNanos;
     private final Semaphore inFlight;
     private final Semaphore inFlightKiB;
@@ -67,7 +66,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
      *                         the call bound, this caps what gRPC buffers when the peer is slow
      */
     public GrpcPeerReplica(String peerId, String selfId, String clusterId, ManagedChannel channel,
-                           ScheduledExecutorService timer, Duration requestTimeout, int maxInFlight,
+                           RequestTimer timer, Duration requestTimeout, int maxInFlight,
                            long maxInFlightBytes) {
         this.peerId = peerId;
         this.selfId = selfId;
@@ -183,7 +182,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
             }
         }, timeoutNanos, TimeUnit.NANOSECONDS);
         if (pending.answer.isDone()) {
-            pending.timeout.cancel(false); // answered before the timer was set
+            pending.timeout.cancel(); // answered before the timer was set
         }
         return result;
     }
@@ -204,7 +203,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
     /** One call awaiting its answer. */
     private static final class PendingCall {
         final CompletableFuture<ReplicaResponse> answer = new CompletableFuture<>();
-        volatile ScheduledFuture<?> timeout;
+        volatile RequestTimer.Timeout timeout;
 
         void complete(ReplicaResponse response) {
             cancelTimer();
@@ -217,9 +216,9 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
         }
 
         private void cancelTimer() {
-            ScheduledFuture<?> t = timeout;
+            RequestTimer.Timeout t = timeout;
             if (t != null) {
-                t.cancel(false);
+                t.cancel();
             }
         }
     }

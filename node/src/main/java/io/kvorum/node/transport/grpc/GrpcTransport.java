@@ -11,6 +11,7 @@ import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.repair.AntiEntropyPeer;
 import io.kvorum.node.repair.AntiEntropyService;
+import io.kvorum.node.time.RequestTimer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -55,11 +56,14 @@ public final class GrpcTransport implements AutoCloseable {
      * port and creates the peer replicas, range sources and anti-entropy peers.
      *
      * @param grpcPort   the port to listen on; 0 picks a free one (tests)
+     * @param timer      runs the per-batch timeouts of range scans
+     * @param deadlines  runs the per-call deadlines of replica requests
      * @param localRange this node's raw entries, scanned by peers that coordinate a range
      * @throws IOException when the port cannot be bound
      */
     public static GrpcTransport start(NodeConfig config, int grpcPort, Replica local, RangeSource localRange,
-                                      ScheduledExecutorService timer, AntiEntropyService antiEntropy)
+                                      ScheduledExecutorService timer, RequestTimer deadlines,
+                                      AntiEntropyService antiEntropy)
             throws IOException {
         String clusterId = ClusterIdentity.of(config.topology());
         int maxMessage = config.maxValueBytes() + MESSAGE_OVERHEAD_BYTES;
@@ -87,7 +91,7 @@ public final class GrpcTransport implements AutoCloseable {
                     .keepAliveTime(10, TimeUnit.SECONDS)
                     .keepAliveTimeout(5, TimeUnit.SECONDS)
                     .build();
-            peers.add(new GrpcPeerReplica(m.id(), config.self().id(), clusterId, channel, timer,
+            peers.add(new GrpcPeerReplica(m.id(), config.self().id(), clusterId, channel, deadlines,
                     config.requestTimeout(), MAX_IN_FLIGHT_PER_PEER,
                     Math.max(MAX_IN_FLIGHT_BYTES_PER_PEER, 4L * maxMessage)));
             peerRanges.put(m.id(), new GrpcRangeSource(m.id(), config.self().id(), clusterId, channel, timer,

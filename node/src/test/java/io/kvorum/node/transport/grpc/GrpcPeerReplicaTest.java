@@ -10,6 +10,7 @@ import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
+import io.kvorum.node.time.RequestTimer;
 import io.kvorum.proto.ReplicaRequest;
 import io.kvorum.proto.ReplicaResponse;
 import io.kvorum.proto.ReplicationGrpc;
@@ -69,7 +70,7 @@ class GrpcPeerReplicaTest {
     }
 
     private GrpcPeerReplica peer(Duration timeout, int maxCalls, long maxBytes) {
-        return new GrpcPeerReplica("n2", "n1", "cluster", channel, timer, timeout, maxCalls, maxBytes);
+        return new GrpcPeerReplica("n2", "n1", "cluster", channel, RequestTimer.of(timer), timeout, maxCalls, maxBytes);
     }
 
     private static Record value(int bytes) {
