@@ -10,8 +10,7 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Predicate;
 
@@ -26,43 +25,30 @@ import java.util.function.Predicate;
  *
  * <p>Threading: cursors run on the storage read executor, one batch at a time, so scans share it
  * fairly with client reads; hashing and filtering run on {@code executor}, never on storage threads.
- *
- * <p>Pacing: a tree is built by reading and hashing every record of the scope, on every node, with
- * every peer, each round. Unpaced, that is a burst of several seconds of CPU a minute on each node,
- * at about the same moment on all of them, which on a small machine stalls client requests for as
- * long (measured: 3 nodes on 2 cores at 10,000 GET/s, p99 0.8 to 3.8 s with rounds, 15 ms without).
- * So the tree scan is busy at most {@link #TREE_SCAN_DUTY_CYCLE} of the time it takes: after each
- * batch it waits in proportion to how long the batch took, which also slows it down when the
- * node is busy (the batch waited for the read pool and the CPU), as Cassandra's throttled
- * validation and Riak's paced hash-tree builds do: rounds take longer, and requests keep their latency.
  */
 public final class RepairStorage {
 
     static final int SCAN_ENTRIES = 1024;
     static final int SCAN_BYTES = 1 << 20;
-    /** The share of its wall time a tree-building scan may spend reading and hashing; see Pacing. */
-    static final double TREE_SCAN_DUTY_CYCLE = 0.25;
-    /** However slow a batch was, the scan never waits longer than this before the next one. */
-    private static final long MAX_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final byte[] FIRST_KEY = new byte[0];
 
     private final StorageService storage;
     private final Replica local;
-    private final ScheduledExecutorService executor;
+    private final Executor executor;
 
     /**
      * @param local    this node's replica, which writes received records
-     * @param executor where hashing and filtering run, and paced scans wait (the anti-entropy executor)
+     * @param executor where hashing and filtering run (the anti-entropy executor)
      */
-    public RepairStorage(StorageService storage, Replica local, ScheduledExecutorService executor) {
+    public RepairStorage(StorageService storage, Replica local, Executor executor) {
         this.storage = storage;
         this.local = local;
         this.executor = executor;
     }
 
     /**
-     * Builds, in one paced scan, the tree of the records in {@code scope}. Completing or cancelling
-     * the returned future early stops the scan and releases its cursor.
+     * Builds, in one scan, the tree of the records in {@code scope}. Completing or cancelling the
+     * returned future early stops the scan and releases its cursor.
      */
     public CompletableFuture<MerkleTree> buildTree(RepairScope scope, int fanoutBits, int depth) {
         MerkleTree tree = new MerkleTree(fanoutBits, depth);
@@ -71,8 +57,7 @@ public final class RepairStorage {
         return result;
     }
 
-    private void addAll(EntryStream records, MerkleTree tree, CompletableFuture<MerkleTree> result) {
-        long started = System.nanoTime();
+    private static void addAll(EntryStream records, MerkleTree tree, CompletableFuture<MerkleTree> result) {
         records.next().whenComplete((batch, error) -> {
             if (error != null || result.isDone() || batch.isEmpty()) {
                 records.close();
@@ -92,20 +77,8 @@ public final class RepairStorage {
                 result.completeExceptionally(e);
                 return;
             }
-            long pause = pauseAfter(System.nanoTime() - started);
-            try {
-                executor.schedule(() -> addAll(records, tree, result), pause, TimeUnit.NANOSECONDS);
-            } catch (RejectedExecutionException e) {
-                records.close(); // the node is shutting down
-                result.completeExceptionally(e);
-            }
+            addAll(records, tree, result);
         });
-    }
-
-    /** How long to wait after a batch that took {@code busyNanos}, to keep to the duty cycle. */
-    static long pauseAfter(long busyNanos) {
-        double pause = busyNanos * (1 - TREE_SCAN_DUTY_CYCLE) / TREE_SCAN_DUTY_CYCLE;
-        return Math.min(MAX_PAUSE_NANOS, Math.max(0, (long) pause));
     }
 
     /**
