@@ -2,10 +2,35 @@ package io.kvorum.node.coordinator;
 
 /**
  * A replica did not answer: it is down, unreachable, refused us, or missed the deadline. The
- * outcome of a write is then unknown (it may or may not have been stored).
+ * outcome of a write is then unknown (it may or may not have been stored). {@link #reason()} says
+ * which, so that liveness can tell a connection that failed from a peer that is merely slow.
  */
 public final class ReplicaUnavailableException extends RuntimeException {
+
+    /** Why the replica did not answer. */
+    public enum Reason {
+        /** The connection to the peer failed or could not be made: evidence that it is down. */
+        UNREACHABLE,
+        /** Not sent: the peer is known to be down (liveness), so the request failed at once. */
+        KNOWN_DOWN,
+        /** Sent, but no answer came within the deadline: the peer may be slow, frozen or gone. */
+        TIMED_OUT,
+        /** The peer answered with a refusal or an error. */
+        FAILED
+    }
+
+    private final Reason reason;
+
     public ReplicaUnavailableException(String message) {
+        this(Reason.FAILED, message);
+    }
+
+    public ReplicaUnavailableException(Reason reason, String message) {
         super(message, null, false, false);
+        this.reason = reason;
+    }
+
+    public Reason reason() {
+        return reason;
     }
 }

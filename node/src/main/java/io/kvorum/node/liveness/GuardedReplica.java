@@ -1,0 +1,71 @@
+package io.kvorum.node.liveness;
+
+import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.coordinator.ReplicaUnavailableException;
+import io.kvorum.node.storage.Record;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A remote {@link Replica} behind this node's view of its liveness: a request to a peer known to
+ * be down fails at once (reason {@code KNOWN_DOWN}) instead of costing its deadline; every other
+ * request is sent, and its outcome teaches {@link PeerLiveness}: an answer means up, a failed
+ * connection means down, and a failed connection or a timeout makes {@link Heartbeats} probe the
+ * peer now rather than at the next tick.
+ */
+public final class GuardedReplica implements Replica {
+
+    private final Replica peer;
+    private final PeerLiveness liveness;
+    private final Heartbeats heartbeats;
+
+    public GuardedReplica(Replica peer, PeerLiveness liveness, Heartbeats heartbeats) {
+        this.peer = peer;
+        this.liveness = liveness;
+        this.heartbeats = heartbeats;
+    }
+
+    @Override
+    public String nodeId() {
+        return peer.nodeId();
+    }
+
+    @Override
+    public CompletableFuture<Record> read(byte[] key) {
+        if (liveness.isDown(peer.nodeId())) {
+            return knownDown();
+        }
+        return observed(peer.read(key));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> write(byte[] key, Record record) {
+        if (liveness.isDown(peer.nodeId())) {
+            return knownDown();
+        }
+        return observed(peer.write(key, record));
+    }
+
+    private <T> CompletableFuture<T> knownDown() {
+        return CompletableFuture.failedFuture(new ReplicaUnavailableException(
+                ReplicaUnavailableException.Reason.KNOWN_DOWN, peer.nodeId() + " is down"));
+    }
+
+    private <T> CompletableFuture<T> observed(CompletableFuture<T> answer) {
+        return answer.whenComplete((result, error) -> {
+            if (error == null) {
+                liveness.answered(peer.nodeId(), -1);
+                return;
+            }
+            switch (Heartbeats.reasonOf(error)) {
+                case UNREACHABLE -> {
+                    liveness.unreachable(peer.nodeId());
+                    heartbeats.probeSoon(peer.nodeId());
+                }
+                case TIMED_OUT -> heartbeats.probeSoon(peer.nodeId());
+                case KNOWN_DOWN, FAILED -> {
+                    // an answer (a refusal, overload) or nothing new: the state stands
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,159 @@
+package io.kvorum.node.liveness;
+
+import io.kvorum.node.coordinator.ReplicaUnavailableException;
+import io.kvorum.node.liveness.PeerProbe.Kind;
+import io.kvorum.node.time.Clock;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * Keeps {@link PeerLiveness} current without client traffic: every {@code interval} each peer
+ * with no ping in flight is pinged ({@link Kind#HEARTBEAT} when it is up, {@link Kind#RECONNECT}
+ * otherwise, so that a peer coming back is reached at once, not after its channel's backoff).
+ *
+ * <p>Start-up: {@link #announce} pings every peer with {@link Kind#ANNOUNCE}; each peer that is
+ * up reaches this node back before it answers, so once the announcement has completed, every
+ * live peer can serve this node requests and this node can serve theirs. The node starts
+ * serving clients only after it (SPEC §3: a restarted node is served as soon as it answers
+ * {@code /v0/status}).
+ *
+ * <p>Receiving: as the transport's {@link PingListener}, an announcement from a peer is answered
+ * by a {@link Kind#RECONNECT} ping back; a heartbeat from a peer this node does not believe up
+ * triggers one too.
+ *
+ * <p>Threading: ticks run on the given scheduler; ping outcomes are recorded on whatever thread
+ * the transport completes them. Lifecycle: {@link #start} once the probes exist; {@link #close}
+ * stops the ticks (pings in flight end by their own deadlines).
+ */
+public final class Heartbeats implements PingListener, AutoCloseable {
+
+    private final PeerLiveness liveness;
+    private final ScheduledExecutorService scheduler;
+    private final Duration interval;
+    private final Clock clock;
+    private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+    private volatile Map<String, PeerProbe> probes = Map.of();
+    private volatile ScheduledFuture<?> ticks;
+    private volatile boolean closed;
+
+    public Heartbeats(PeerLiveness liveness, ScheduledExecutorService scheduler, Duration interval, Clock clock) {
+        this.liveness = liveness;
+        this.scheduler = scheduler;
+        this.interval = interval;
+        this.clock = clock;
+    }
+
+    /** Starts the periodic heartbeats to these peers. Before this, pings received are answered at once. */
+    public void start(Collection<? extends PeerProbe> peers) {
+        probes = peers.stream().collect(Collectors.toUnmodifiableMap(PeerProbe::nodeId, Function.identity()));
+        long ms = interval.toMillis();
+        ticks = scheduler.scheduleWithFixedDelay(this::beat, ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Tells every peer this node has started; completes when each has answered or failed (each
+     * ping has its own deadline). Never fails.
+     */
+    public CompletableFuture<Void> announce() {
+        return CompletableFuture.allOf(probes.values().stream()
+                .map(p -> ping(p, Kind.ANNOUNCE))
+                .toArray(CompletableFuture[]::new));
+    }
+
+    /**
+     * Pings the peer now unless a ping to it is in flight: after a request to it failed, so that a
+     * failure is confirmed (or the peer found up again) without waiting for the next tick.
+     */
+    public void probeSoon(String peer) {
+        if (closed || !inFlight.add(peer)) {
+            return;
+        }
+        try {
+            scheduler.execute(() -> beat(peer));
+        } catch (RejectedExecutionException e) {
+            inFlight.remove(peer); // closing
+        }
+    }
+
+    @Override
+    public void pinged(String peer) {
+        if (probes.containsKey(peer) && liveness.state(peer) != PeerLiveness.State.UP) {
+            probeSoon(peer);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> announced(String peer) {
+        PeerProbe probe = probes.get(peer);
+        if (probe == null || closed) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return ping(probe, Kind.RECONNECT);
+    }
+
+    private void beat() {
+        for (String peer : probes.keySet()) {
+            if (!closed && inFlight.add(peer)) {
+                beat(peer);
+            }
+        }
+    }
+
+    /** One ping to a peer that {@link #inFlight} holds for it. */
+    private void beat(String peer) {
+        PeerProbe probe = probes.get(peer);
+        Kind kind = liveness.state(peer) == PeerLiveness.State.UP ? Kind.HEARTBEAT : Kind.RECONNECT;
+        ping(probe, kind).whenComplete((ignored, error) -> inFlight.remove(peer));
+    }
+
+    /** Pings and records the outcome in {@link #liveness}; the result never fails. */
+    private CompletableFuture<Void> ping(PeerProbe probe, Kind kind) {
+        long start = clock.nanoTime();
+        CompletableFuture<Void> sent;
+        try {
+            sent = probe.ping(kind);
+        } catch (RuntimeException e) {
+            sent = CompletableFuture.failedFuture(e);
+        }
+        return sent.handle((ok, error) -> {
+            String peer = probe.nodeId();
+            if (error == null) {
+                // Only a plain heartbeat measures the network; the others include a reconnection.
+                liveness.answered(peer, kind == Kind.HEARTBEAT ? clock.nanoTime() - start : -1);
+            } else if (reasonOf(error) == ReplicaUnavailableException.Reason.TIMED_OUT) {
+                liveness.missed(peer);
+            } else {
+                liveness.unreachable(peer);
+            }
+            return null;
+        });
+    }
+
+    static ReplicaUnavailableException.Reason reasonOf(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof ReplicaUnavailableException e) {
+                return e.reason();
+            }
+        }
+        return ReplicaUnavailableException.Reason.FAILED;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        ScheduledFuture<?> t = ticks;
+        if (t != null) {
+            t.cancel(false);
+        }
+    }
+}

@@ -1,0 +1,16 @@
+package io.kvorum.node.liveness;
+
+import java.util.concurrent.CompletableFuture;
+
+/** The receiving side of pings: what the transport tells the core when a peer pings this node. */
+public interface PingListener {
+
+    /** A peer sent a heartbeat. */
+    void pinged(String peer);
+
+    /**
+     * A peer announced that it has just started. The transport answers the announcement when the
+     * returned future completes: once this node has reached the peer back, or failed to.
+     */
+    CompletableFuture<Void> announced(String peer);
+}
