@@ -9,6 +9,9 @@ import io.kvorum.node.coordinator.LocalReplica;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.http.HttpGateway;
+import io.kvorum.node.liveness.GuardedReplica;
+import io.kvorum.node.liveness.Heartbeats;
+import io.kvorum.node.liveness.PeerLiveness;
 import io.kvorum.node.repair.AntiEntropyService;
 import io.kvorum.node.repair.RepairStorage;
 import io.kvorum.node.repair.HintStore;
@@ -57,6 +60,11 @@ public final class KvorumNode implements AutoCloseable {
     private static final Duration HINT_CHECK_INTERVAL = Duration.ofMillis(250);
     private static final int HINT_WINDOW = 64;
     private static final long HINT_QUEUE_BYTES = 64L << 20;
+    /** How often each peer is pinged; with {@link #MISSES_TO_DOWN}, a frozen peer is down within about 3 s. */
+    private static final Duration HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
+    private static final int MISSES_TO_DOWN = 2;
+    /** How long a starting node waits for its peers to answer its announcement before it serves anyway. */
+    private static final Duration ANNOUNCE_WAIT = Duration.ofSeconds(3);
 
     private final NodeConfig config;
     private final StorageService storage;
@@ -64,7 +72,9 @@ public final class KvorumNode implements AutoCloseable {
     private final ScheduledThreadPoolExecutor rangeTimer;
     private final ScheduledThreadPoolExecutor maintenance;
     private final ScheduledThreadPoolExecutor antiEntropyExecutor;
+    private final ScheduledThreadPoolExecutor livenessExecutor;
     private final AntiEntropyService antiEntropy;
+    private final Heartbeats heartbeats; // null in a single-node cluster
     private final GrpcTransport transport; // null in a single-node cluster
     private final Hints hints; // null without hinted handoff
     private final HttpGateway gateway;
@@ -74,7 +84,8 @@ public final class KvorumNode implements AutoCloseable {
     private KvorumNode(NodeConfig config, StorageService storage, WheelRequestTimer deadlines,
                        ScheduledThreadPoolExecutor rangeTimer,
                        ScheduledThreadPoolExecutor maintenance, ScheduledThreadPoolExecutor antiEntropyExecutor,
-                       AntiEntropyService antiEntropy, GrpcTransport transport, Hints hints, HttpGateway gateway,
+                       ScheduledThreadPoolExecutor livenessExecutor, AntiEntropyService antiEntropy,
+                       Heartbeats heartbeats, GrpcTransport transport, Hints hints, HttpGateway gateway,
                        InetSocketAddress httpAddress) {
         this.config = config;
         this.storage = storage;
@@ -82,7 +93,9 @@ public final class KvorumNode implements AutoCloseable {
         this.rangeTimer = rangeTimer;
         this.maintenance = maintenance;
         this.antiEntropyExecutor = antiEntropyExecutor;
+        this.livenessExecutor = livenessExecutor;
         this.antiEntropy = antiEntropy;
+        this.heartbeats = heartbeats;
         this.transport = transport;
         this.hints = hints;
         this.gateway = gateway;
@@ -131,7 +144,12 @@ public final class KvorumNode implements AutoCloseable {
                 new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("anti-entropy"));
         antiEntropyExecutor.setRemoveOnCancelPolicy(true);
         antiEntropyExecutor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        ScheduledThreadPoolExecutor livenessExecutor =
+                new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("liveness"));
+        livenessExecutor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         GrpcTransport transport = null;
+        Heartbeats heartbeats = null;
+        PeerLiveness liveness = null;
         AntiEntropyService antiEntropy = null;
         Hints hints = null;
         try {
@@ -148,20 +166,40 @@ public final class KvorumNode implements AutoCloseable {
                     new RepairStorage(storage, local, antiEntropyExecutor), antiEntropyExecutor,
                     config.antiEntropyInterval(), ANTI_ENTROPY_IDLE_TIMEOUT);
             if (config.topology().size() > 1) {
+                liveness = new PeerLiveness(config.topology().members().stream().map(m -> m.id())
+                        .filter(id -> !id.equals(selfId)).toList(), clock, MISSES_TO_DOWN);
+                heartbeats = new Heartbeats(liveness, livenessExecutor, HEARTBEAT_INTERVAL, clock);
                 try {
                     transport = GrpcTransport.start(config, config.self().grpcPort(), local, localRange, rangeTimer,
-                            deadlines, antiEntropy);
+                            deadlines, antiEntropy, heartbeats);
                 } catch (IOException e) {
                     throw new StartupException("cannot listen for gRPC on " + config.bindAddress() + ":"
                             + config.self().grpcPort() + ": " + bindFailure(e));
                 }
-                replicas.putAll(transport.peers());
+                GrpcTransport peerTransport = transport;
+                liveness.addListener(new PeerLiveness.Listener() {
+                    @Override
+                    public void peerUp(String peer) {
+                    }
+
+                    @Override
+                    public void peerDown(String peer) {
+                        peerTransport.abandonStream(peer);
+                    }
+                });
+                Map<String, Replica> peers = new HashMap<>();
+                for (Replica peer : transport.peers().values()) {
+                    peers.put(peer.nodeId(), new GuardedReplica(peer, liveness, heartbeats));
+                }
+                replicas.putAll(peers);
                 ranges.putAll(transport.peerRanges());
                 if (config.hintedHandoff()) {
                     HintStore store = openHints(config, clock);
-                    hints = new Hints(store,
-                            new HintedHandoff(store, transport.peers(), HINT_CHECK_INTERVAL, HINT_WINDOW));
+                    HintedHandoff handoff = new HintedHandoff(store, peers, HINT_CHECK_INTERVAL, HINT_WINDOW);
+                    hints = new Hints(store, handoff);
+                    liveness.addListener(peer -> handoff.deliverPending()); // at once, not at the next check
                 }
+                heartbeats.start(transport.probes());
             }
             antiEntropy.start(transport != null ? transport.antiEntropyPeers() : List.of());
             Coordinator coordinator = new Coordinator(selfId, new Placement(config.topology()), replicas, hlc, clock,
@@ -182,11 +220,16 @@ public final class KvorumNode implements AutoCloseable {
             String status = "{\"node\":\"" + selfId + "\",\"status\":\"serving\",\"clusterSize\":"
                     + config.topology().size() + ",\"replicationFactor\":" + config.replicationFactor();
             Hints hintsForStatus = hints;
+            PeerLiveness peersForStatus = liveness;
             AntiEntropyService repairs = antiEntropy;
             HttpGateway gateway = new HttpGateway(coordinator, config.topology().size(), config.replicationFactor(),
                     clock, config.maxValueBytes(), config.httpThreads(),
-                    () -> status + (hintsForStatus != null ? hintsForStatus.statusJson() : "") + "}",
+                    () -> status + (peersForStatus != null ? peersJson(peersForStatus) : "")
+                            + (hintsForStatus != null ? hintsForStatus.statusJson() : "") + "}",
                     () -> repairs.repair().thenApply(report -> report.requireComplete().toJson()));
+            if (heartbeats != null) {
+                announce(heartbeats);
+            }
             InetSocketAddress address;
             try {
                 address = gateway.start(config.bindAddress(), httpPort);
@@ -200,12 +243,16 @@ public final class KvorumNode implements AutoCloseable {
             if (hints != null) {
                 hints.handoff().start();
             }
-            return new KvorumNode(config, storage, deadlines, rangeTimer, maintenance, antiEntropyExecutor, antiEntropy,
-                    transport, hints, gateway, address);
+            return new KvorumNode(config, storage, deadlines, rangeTimer, maintenance, antiEntropyExecutor,
+                    livenessExecutor, antiEntropy, heartbeats, transport, hints, gateway, address);
         } catch (StartupException | RuntimeException e) {
             if (antiEntropy != null) {
                 antiEntropy.close();
             }
+            if (heartbeats != null) {
+                heartbeats.close();
+            }
+            livenessExecutor.shutdownNow();
             if (transport != null) {
                 transport.kill();
             }
@@ -223,6 +270,34 @@ public final class KvorumNode implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /**
+     * Tells the peers this node has started and waits, within {@link #ANNOUNCE_WAIT}, until each
+     * has reached it back or was found down: from then on every live peer serves this node's
+     * requests and sends it theirs (SPEC §3 "Liveness").
+     */
+    private static void announce(Heartbeats heartbeats) {
+        try {
+            heartbeats.announce().get(ANNOUNCE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            log.info("not every peer answered this node's announcement within {} ms; serving anyway",
+                    ANNOUNCE_WAIT.toMillis());
+        } catch (java.util.concurrent.ExecutionException e) {
+            log.warn("announcing this node to its peers failed; serving anyway", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The status field with what this node knows of each peer. */
+    private static String peersJson(PeerLiveness liveness) {
+        StringBuilder json = new StringBuilder(",\"peers\":{");
+        liveness.snapshot().forEach((peer, s) -> json.append(json.charAt(json.length() - 1) == '{' ? "" : ",")
+                .append('"').append(peer).append("\":{\"state\":\"").append(s.state().jsonName())
+                .append("\",\"since\":").append(s.sinceMillis()).append(",\"rttMicros\":").append(s.rttMicros())
+                .append('}'));
+        return json.append('}').toString();
     }
 
     /** Why binding failed, for the one-line startup message; never "null". */
@@ -300,6 +375,10 @@ public final class KvorumNode implements AutoCloseable {
         closed = true;
         log.info("node {} {}", config.self().id(), graceful ? "shutting down" : "killed");
         antiEntropy.close();
+        if (heartbeats != null) {
+            heartbeats.close();
+        }
+        livenessExecutor.shutdownNow();
         try {
             if (!graceful && transport != null) {
                 transport.kill(); // peers see the node vanish before its clients do, as in a crash
@@ -309,7 +388,7 @@ public final class KvorumNode implements AutoCloseable {
                 hints.handoff().close(); // before the peers it delivers to close
             }
             if (graceful && transport != null) {
-                transport.close(); // writes it fails are still hinted
+                transport.close(); // fails the writes still waiting, which are hinted before it returns
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -1,11 +1,12 @@
 package io.kvorum.node.transport.grpc;
 
-import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
+import io.kvorum.node.coordinator.ReplicaUnavailableException.Reason;
 import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.RequestTimer;
@@ -33,9 +34,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Deadlines: a stream deadline would cover the whole stream, so each message gets its own
  * timer (keyed by call id) that fails the call with {@link ReplicaUnavailableException} after the
- * request timeout. Peer down: when the channel is in {@code TRANSIENT_FAILURE} a call fails at
- * once instead of waiting, and the connect backoff is reset (at most once a second) so that a peer
- * coming back is noticed quickly. A broken stream fails its calls and is reopened by the next one.
+ * request timeout. Peer down: deciding that is liveness's job ({@code GuardedReplica} fails calls
+ * to a peer known to be down before they reach this class); a call that gets here is tried: the
+ * stream waits for the connection ({@code waitForReady}) within each call's timeout, so a peer
+ * that has just come back is served even while the channel is still reconnecting. A broken stream
+ * fails its calls (reason {@code UNREACHABLE} when the connection failed) and is reopened by the
+ * next one; {@link #abandonStream} drops a stream that waits for a peer found down.
  * Calls in flight are bounded by a semaphore; beyond it a call fails with
  * {@link StorageOverloadedException}, so memory stays bounded when a peer is slow.
  *
@@ -44,7 +48,6 @@ import org.slf4j.LoggerFactory;
 public final class GrpcPeerReplica implements Replica, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(GrpcPeerReplica.class);
-    private static final long BACKOFF_RESET_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final String peerId;
     private final String selfId;
@@ -56,7 +59,6 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
     private final Semaphore inFlight;
     private final Semaphore inFlightKiB;
     private final AtomicLong callIds = new AtomicLong();
-    private final AtomicLong lastBackoffReset = new AtomicLong(System.nanoTime() - BACKOFF_RESET_INTERVAL_NANOS);
     private final Object streamLock = new Object();
     private Session session; // guarded by streamLock
 
@@ -72,7 +74,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
         this.selfId = selfId;
         this.clusterId = clusterId;
         this.channel = channel;
-        this.stub = ReplicationGrpc.newStub(channel);
+        this.stub = ReplicationGrpc.newStub(channel).withWaitForReady();
         this.timer = timer;
         this.timeoutNanos = requestTimeout.toNanos();
         this.inFlight = new Semaphore(maxInFlight);
@@ -108,19 +110,8 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
         });
     }
 
-    /** Whether the channel to the peer is currently failing to connect. */
-    public boolean isUnreachable() {
-        return channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE;
-    }
-
     private <T> CompletableFuture<T> call(ReplicaRequest.Builder request, Function<ReplicaResponse, T> decode) {
         CompletableFuture<T> result = new CompletableFuture<>();
-        ConnectivityState state = channel.getState(true);
-        if (state == ConnectivityState.TRANSIENT_FAILURE) {
-            resetBackoffNowAndThen();
-            result.completeExceptionally(new ReplicaUnavailableException(peerId + " is unreachable"));
-            return result;
-        }
         if (!inFlight.tryAcquire()) {
             result.completeExceptionally(new StorageOverloadedException("too many requests in flight to " + peerId));
             return result;
@@ -164,7 +155,8 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
                 s.requests.onNext(message);
             } catch (RuntimeException e) {
                 s.pending.remove(callId);
-                pending.fail(new ReplicaUnavailableException("sending to " + peerId + " failed: " + e.getMessage()));
+                pending.fail(new ReplicaUnavailableException(Reason.UNREACHABLE,
+                        "sending to " + peerId + " failed: " + e.getMessage()));
                 return result;
             }
             // The stream may have failed before this call joined it: with the channel's direct executor
@@ -172,13 +164,14 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
             // failAll() has then run already and never saw this call, and a message sent on a closed
             // stream is dropped silently, so fail the call here rather than at its timeout.
             if (s.broken && s.pending.remove(callId) != null) {
-                pending.fail(new ReplicaUnavailableException("stream to " + peerId + " failed"));
+                pending.fail(new ReplicaUnavailableException(s.failure, "stream to " + peerId + " failed"));
                 return result;
             }
         }
         pending.timeout = timer.schedule(() -> {
             if (s.pending.remove(callId) != null) {
-                pending.fail(new ReplicaUnavailableException(peerId + " did not answer within the request timeout"));
+                pending.fail(new ReplicaUnavailableException(Reason.TIMED_OUT,
+                        peerId + " did not answer within the request timeout"));
             }
         }, timeoutNanos, TimeUnit.NANOSECONDS);
         if (pending.answer.isDone()) {
@@ -187,17 +180,36 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
         return result;
     }
 
-    private void resetBackoffNowAndThen() {
-        long now = System.nanoTime();
-        long last = lastBackoffReset.get();
-        if (now - last >= BACKOFF_RESET_INTERVAL_NANOS && lastBackoffReset.compareAndSet(last, now)) {
-            channel.resetConnectBackoff();
+    /**
+     * Cancels the current stream, failing the calls on it at once: for a peer found down, whose
+     * stream may be waiting for a connection with messages buffered. The next call opens a new one.
+     */
+    public void abandonStream() {
+        Session s;
+        synchronized (streamLock) {
+            s = session;
+            session = null;
+        }
+        if (s != null) {
+            s.abandon(Reason.UNREACHABLE, "the stream to " + peerId + " was abandoned: the peer is down");
         }
     }
 
+    /**
+     * Closes the channel and fails every call still waiting for an answer before it returns, so
+     * that what a caller does on failure (a write's hint) happens before the caller moves on to
+     * close what it needs for that (the hint store).
+     */
     @Override
     public void close() {
         channel.shutdownNow();
+        Session s;
+        synchronized (streamLock) {
+            s = session;
+        }
+        if (s != null) {
+            s.abandon(Reason.UNREACHABLE, "the node is shutting down");
+        }
     }
 
     /** One call awaiting its answer. */
@@ -228,6 +240,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
         final Map<Long, PendingCall> pending = new ConcurrentHashMap<>();
         ClientCallStreamObserver<ReplicaRequest> requests;
         volatile boolean broken;
+        volatile Reason failure = Reason.UNREACHABLE;
 
         @Override
         public void beforeStart(ClientCallStreamObserver<ReplicaRequest> requestStream) {
@@ -249,7 +262,14 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
 
         @Override
         public void onError(Throwable t) {
-            broken = true;
+            if (!broken) { // else abandoned by us, with its reason
+                failure = switch (Status.fromThrowable(t).getCode()) {
+                    case UNAVAILABLE -> Reason.UNREACHABLE;
+                    case DEADLINE_EXCEEDED -> Reason.TIMED_OUT;
+                    default -> Reason.FAILED;
+                };
+                broken = true;
+            }
             log.debug("replication stream to {} failed: {}", peerId, t.toString());
             failAll("stream to " + peerId + " failed: " + t.getMessage());
         }
@@ -260,11 +280,26 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
             failAll("stream to " + peerId + " closed");
         }
 
+        /** Ends this stream from our side: cancelled, with every call on it failed. */
+        void abandon(Reason reason, String why) {
+            failure = reason;
+            broken = true;
+            ClientCallStreamObserver<ReplicaRequest> r = requests;
+            if (r != null) {
+                try {
+                    r.cancel(why, null);
+                } catch (RuntimeException e) {
+                    log.debug("cancelling the stream to {} failed: {}", peerId, e.toString());
+                }
+            }
+            failAll(why);
+        }
+
         private void failAll(String why) {
             for (Long id : pending.keySet()) {
                 PendingCall call = pending.remove(id);
                 if (call != null) {
-                    call.fail(new ReplicaUnavailableException(why));
+                    call.fail(new ReplicaUnavailableException(failure, why));
                 }
             }
         }
@@ -274,7 +309,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
         return switch (error.getCode()) {
             case OVERLOADED -> new StorageOverloadedException(peerId + " is overloaded: " + error.getMessage());
             case WRONG_CLUSTER -> new ReplicaUnavailableException(peerId + " refused us: " + error.getMessage());
-            case DEADLINE_PASSED -> new ReplicaUnavailableException(peerId + " dropped an expired request");
+            case DEADLINE_PASSED -> new ReplicaUnavailableException(Reason.TIMED_OUT, peerId + " dropped an expired request");
             case INTERNAL, CODE_UNSPECIFIED, UNRECOGNIZED ->
                     new ReplicaUnavailableException(peerId + " failed: " + error.getMessage());
         };

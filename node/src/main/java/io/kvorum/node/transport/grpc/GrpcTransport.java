@@ -9,6 +9,8 @@ import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.liveness.PeerProbe;
+import io.kvorum.node.liveness.PingListener;
 import io.kvorum.node.repair.AntiEntropyPeer;
 import io.kvorum.node.repair.AntiEntropyService;
 import io.kvorum.node.time.RequestTimer;
@@ -22,10 +24,12 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The gRPC side of a node: the server that serves this node's replica, range scans and
- * anti-entropy to its peers, and per peer one channel shared by a {@link GrpcPeerReplica}, a
- * {@link GrpcRangeSource} and a {@link GrpcAntiEntropyPeer}. Lifecycle: {@link #start} binds or throws; {@link #close()}
- * stops the server (letting calls in progress finish briefly) and closes every peer channel.
+ * The gRPC side of a node: the server that serves this node's replica, range scans,
+ * anti-entropy and liveness pings to its peers, and per peer one channel shared by a
+ * {@link GrpcPeerReplica}, a {@link GrpcRangeSource}, a {@link GrpcAntiEntropyPeer} and a
+ * {@link GrpcPeerProbe}. Every channel starts connecting at once (none waits for a first request).
+ * Lifecycle: {@link #start} binds or throws; {@link #close()} stops the server (letting calls in
+ * progress finish briefly) and closes every peer channel, failing the calls still waiting.
  */
 public final class GrpcTransport implements AutoCloseable {
 
@@ -37,18 +41,22 @@ public final class GrpcTransport implements AutoCloseable {
     private static final int RANGE_MESSAGE_BYTES = 32 * 1024;
     /** The deadline of one anti-entropy round (the idle timeout of each wait is far shorter). */
     private static final Duration ANTI_ENTROPY_ROUND_DEADLINE = Duration.ofHours(1);
+    /** How long a heartbeat waits for its answer (an announcement waits twice as long). */
+    private static final Duration PING_TIMEOUT = Duration.ofSeconds(1);
 
     private final Server server;
     private final List<GrpcPeerReplica> peers;
     private final Map<String, RangeSource> peerRanges;
     private final List<AntiEntropyPeer> antiEntropyPeers;
+    private final List<PeerProbe> probes;
 
     private GrpcTransport(Server server, List<GrpcPeerReplica> peers, Map<String, RangeSource> peerRanges,
-                          List<AntiEntropyPeer> antiEntropyPeers) {
+                          List<AntiEntropyPeer> antiEntropyPeers, List<PeerProbe> probes) {
         this.server = server;
         this.peers = peers;
         this.peerRanges = peerRanges;
         this.antiEntropyPeers = antiEntropyPeers;
+        this.probes = probes;
     }
 
     /**
@@ -59,16 +67,19 @@ public final class GrpcTransport implements AutoCloseable {
      * @param timer      runs the per-batch timeouts of range scans
      * @param deadlines  runs the per-call deadlines of replica requests
      * @param localRange this node's raw entries, scanned by peers that coordinate a range
+     * @param pings      told of the heartbeats and announcements peers send
      * @throws IOException when the port cannot be bound
      */
     public static GrpcTransport start(NodeConfig config, int grpcPort, Replica local, RangeSource localRange,
                                       ScheduledExecutorService timer, RequestTimer deadlines,
-                                      AntiEntropyService antiEntropy)
+                                      AntiEntropyService antiEntropy, PingListener pings)
             throws IOException {
         String clusterId = ClusterIdentity.of(config.topology());
+        ForeignClusterLog foreign = new ForeignClusterLog(clusterId);
         int maxMessage = config.maxValueBytes() + MESSAGE_OVERHEAD_BYTES;
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), grpcPort))
-                .addService(new ReplicationService(clusterId, local))
+                .addService(new ReplicationService(foreign, local))
+                .addService(new LivenessService(foreign, pings))
                 .addService(new RangeService(clusterId, localRange, RANGE_MESSAGE_BYTES))
                 .addService(new AntiEntropyGrpcService(clusterId, antiEntropy))
                 .directExecutor() // handlers only enqueue storage work; they never block
@@ -80,6 +91,7 @@ public final class GrpcTransport implements AutoCloseable {
         List<GrpcPeerReplica> peers = new java.util.ArrayList<>();
         Map<String, RangeSource> peerRanges = new HashMap<>();
         List<AntiEntropyPeer> antiEntropyPeers = new java.util.ArrayList<>();
+        List<PeerProbe> probes = new java.util.ArrayList<>();
         for (ClusterMember m : config.topology().members()) {
             if (m.id().equals(config.self().id())) {
                 continue;
@@ -91,6 +103,7 @@ public final class GrpcTransport implements AutoCloseable {
                     .keepAliveTime(10, TimeUnit.SECONDS)
                     .keepAliveTimeout(5, TimeUnit.SECONDS)
                     .build();
+            channel.getState(true); // connect now, not on the first request
             peers.add(new GrpcPeerReplica(m.id(), config.self().id(), clusterId, channel, deadlines,
                     config.requestTimeout(), MAX_IN_FLIGHT_PER_PEER,
                     Math.max(MAX_IN_FLIGHT_BYTES_PER_PEER, 4L * maxMessage)));
@@ -98,8 +111,20 @@ public final class GrpcTransport implements AutoCloseable {
                     config.requestTimeout()));
             antiEntropyPeers.add(new GrpcAntiEntropyPeer(m.id(), config.self().id(), clusterId, channel,
                     ANTI_ENTROPY_ROUND_DEADLINE));
+            probes.add(new GrpcPeerProbe(m.id(), config.self().id(), clusterId, channel, PING_TIMEOUT));
         }
-        return new GrpcTransport(server, List.copyOf(peers), Map.copyOf(peerRanges), List.copyOf(antiEntropyPeers));
+        return new GrpcTransport(server, List.copyOf(peers), Map.copyOf(peerRanges), List.copyOf(antiEntropyPeers),
+                List.copyOf(probes));
+    }
+
+    /** One probe per peer, for the heartbeats. */
+    public List<PeerProbe> probes() {
+        return probes;
+    }
+
+    /** Drops the replication stream to a peer found down (see {@link GrpcPeerReplica#abandonStream}). */
+    public void abandonStream(String peer) {
+        peers.stream().filter(p -> p.nodeId().equals(peer)).forEach(GrpcPeerReplica::abandonStream);
     }
 
     /** The peers to run anti-entropy rounds with. */
@@ -117,10 +142,6 @@ public final class GrpcTransport implements AutoCloseable {
     /** The peers' raw range sources, by node id. */
     public Map<String, RangeSource> peerRanges() {
         return peerRanges;
-    }
-
-    public int port() {
-        return server.getPort();
     }
 
     @Override

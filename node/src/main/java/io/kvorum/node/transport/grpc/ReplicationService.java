@@ -12,11 +12,8 @@ import io.kvorum.proto.ReplicaResponse;
 import io.kvorum.proto.ReplicationGrpc;
 import io.kvorum.proto.RequestHeader;
 import io.kvorum.proto.WriteResult;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,14 +25,12 @@ import org.slf4j.LoggerFactory;
 final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
 
     private static final Logger log = LoggerFactory.getLogger(ReplicationService.class);
-    private static final long REFUSAL_LOG_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
 
-    private final String clusterId;
+    private final ForeignClusterLog clusters;
     private final Replica local;
-    private final Map<String, Long> lastRefusalLog = new ConcurrentHashMap<>();
 
-    ReplicationService(String clusterId, Replica local) {
-        this.clusterId = clusterId;
+    ReplicationService(ForeignClusterLog clusters, Replica local) {
+        this.clusters = clusters;
         this.local = local;
     }
 
@@ -74,10 +69,9 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
     private CompletableFuture<ReplicaResponse> handle(ReplicaRequest request) {
         RequestHeader header = request.getHeader();
         long callId = header.getCallId();
-        if (!clusterId.equals(header.getClusterId())) {
-            logRefusal(header);
+        if (!clusters.accepts("replication traffic", header)) {
             return CompletableFuture.completedFuture(error(callId, ReplicaError.Code.WRONG_CLUSTER,
-                    "this node belongs to cluster " + clusterId + ", not " + header.getClusterId()));
+                    "this node belongs to cluster " + clusters.clusterId() + ", not " + header.getClusterId()));
         }
         try {
             switch (request.getOperationCase()) {
@@ -104,17 +98,6 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
         } catch (IllegalArgumentException e) {
             return CompletableFuture.completedFuture(error(callId, ReplicaError.Code.INTERNAL,
                     "malformed request: " + e.getMessage()));
-        }
-    }
-
-    private void logRefusal(RequestHeader header) {
-        long now = System.nanoTime();
-        Long last = lastRefusalLog.get(header.getSender());
-        if (last == null || now - last > REFUSAL_LOG_INTERVAL_NANOS) {
-            lastRefusalLog.put(header.getSender(), now);
-            log.warn("refusing replication traffic from node '{}' of another cluster (its cluster id {}, ours {}): "
-                    + "every node must be started with the same --cluster", header.getSender(),
-                    header.getClusterId(), clusterId);
         }
     }
 

@@ -1,0 +1,47 @@
+package io.kvorum.node.transport.grpc;
+
+import io.kvorum.proto.RequestHeader;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The log line of SPEC §5 for traffic refused because it came from another cluster, at most once
+ * a minute per sender and kind of traffic, since a foreign node keeps sending heartbeats and
+ * requests. Thread-safe.
+ */
+final class ForeignClusterLog {
+
+    private static final Logger log = LoggerFactory.getLogger(ForeignClusterLog.class);
+    private static final long INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+    private final String clusterId;
+    private final Map<String, Long> lastLogged = new ConcurrentHashMap<>();
+
+    ForeignClusterLog(String clusterId) {
+        this.clusterId = clusterId;
+    }
+
+    /** Whether the header is of this cluster; logs (rate-limited) when it is not. */
+    boolean accepts(String traffic, RequestHeader header) {
+        if (clusterId.equals(header.getClusterId())) {
+            return true;
+        }
+        long now = System.nanoTime();
+        String key = traffic + '\0' + header.getSender();
+        Long last = lastLogged.get(key);
+        if (last == null || now - last > INTERVAL_NANOS) {
+            lastLogged.put(key, now);
+            log.warn("refusing {} from node '{}' of another cluster (its cluster id {}, ours {}): "
+                    + "every node must be started with the same --cluster", traffic, header.getSender(),
+                    header.getClusterId(), clusterId);
+        }
+        return false;
+    }
+
+    String clusterId() {
+        return clusterId;
+    }
+}
