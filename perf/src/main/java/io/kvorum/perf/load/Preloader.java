@@ -7,9 +7,6 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,9 +29,6 @@ import java.util.concurrent.atomic.AtomicReference;
  * ({@link PreloadProgress}). This reads those lines as they come, draws a progress bar, and stops
  * the tool as soon as every thread is done, since the tool itself would run for its whole -d.
  *
- * <p>Before the tool starts, one write of key0 with the Java client opens the cluster's channels
- * ({@link #firstWrite}).
- *
  * <p>Bounded: {@link #timeout} overall, and {@link #STALL_TIMEOUT} without a line from the tool
  * (a request lost to a socket error never gets an answer, so its thread never reports done).
  * Fails when any key got a non-2xx answer, saying how many and which statuses; keys are not
@@ -46,7 +40,6 @@ public final class Preloader {
     static final int UNBOUNDED_RATE = 10_000_000;
     static final int THREADS = 2;
     static final int CONNECTIONS = 64;
-    static final int FIRST_WRITE_ATTEMPTS = 20;
     static final Duration STALL_TIMEOUT = Duration.ofSeconds(60);
     private static final long REDRAW_NANOS = 200_000_000L;
 
@@ -65,23 +58,12 @@ public final class Preloader {
     private final LoadTool tool;
     private final Path scriptDir;
     private final PrintStream log;
-    private final FirstWrite firstWrite;
-
-    /** What runs before the tool: {@link Preloader#firstWrite}, or nothing in tests without a node. */
-    interface FirstWrite {
-        void write(URI target, int valueBytes, String query) throws IOException, InterruptedException;
-    }
 
     /** @param scriptDir perf/wrk, holding preload.lua; @param log where the progress bar goes */
     public Preloader(LoadTool tool, Path scriptDir, PrintStream log) {
-        this(tool, scriptDir, log, Preloader::firstWrite);
-    }
-
-    Preloader(LoadTool tool, Path scriptDir, PrintStream log, FirstWrite firstWrite) {
         this.tool = tool;
         this.scriptDir = scriptDir;
         this.log = log;
-        this.firstWrite = firstWrite;
     }
 
     /** A minute plus 2 ms a key: a floor of ~500 keys/s, far below what one node answers. */
@@ -126,7 +108,6 @@ public final class Preloader {
      */
     public Result preload(URI target, long keys, int valueBytes, String query, Path outputFile)
             throws IOException, InterruptedException {
-        firstWrite.write(target, valueBytes, query);
         List<String> command = command(target, keys);
         Map<String, String> env = environment(keys, valueBytes, query);
         StringBuilder shell = new StringBuilder();
@@ -198,32 +179,6 @@ public final class Preloader {
                     keys - progress.written(), keys, progress.failedText()));
         }
         return new Result(keys, elapsed, shell.toString());
-    }
-
-    /**
-     * Writes key0 (with the value the tool writes again) until it is answered 201, at most
-     * {@link #FIRST_WRITE_ATTEMPTS} times. A fresh cluster opens its gRPC channels between nodes on
-     * the first writes; with the tool's 64 at once, on a loaded machine, those outlasted the node's
-     * 1 s request timeout and were answered 504 (one per connection), failing the preload.
-     */
-    static void firstWrite(URI target, int valueBytes, String query) throws IOException, InterruptedException {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        HttpRequest put = HttpRequest.newBuilder(target.resolve("/v0/entity?id=key0" + (query == null ? "" : query)))
-                .timeout(Duration.ofSeconds(30))
-                .PUT(HttpRequest.BodyPublishers.ofString("v".repeat(valueBytes)))
-                .build();
-        String last = "";
-        for (int attempt = 0; attempt < FIRST_WRITE_ATTEMPTS; attempt++) {
-            HttpResponse<String> answer = http.send(put, HttpResponse.BodyHandlers.ofString());
-            if (answer.statusCode() / 100 == 2) {
-                return;
-            }
-            last = answer.statusCode() + " " + answer.body().trim();
-            if (answer.statusCode() != 503 && answer.statusCode() != 504) {
-                break;
-            }
-        }
-        throw new IOException("preload: the first write (PUT " + put.uri() + ") was not accepted: " + last);
     }
 
     private static void write(BufferedWriter out, String line) {

@@ -20,8 +20,6 @@ import org.junit.jupiter.api.io.TempDir;
 class PreloaderTest {
 
     private static final URI TARGET = URI.create("http://127.0.0.1:8080");
-    /** No node behind TARGET: the first write is skipped. */
-    private static final Preloader.FirstWrite NO_NODE = (target, valueBytes, query) -> { };
 
     @TempDir
     Path dir;
@@ -48,7 +46,7 @@ class PreloaderTest {
                 """);
         ByteArrayOutputStream log = new ByteArrayOutputStream();
 
-        Preloader.Result result = new Preloader(new LoadTool(tool, true), dir, new PrintStream(log, true, StandardCharsets.UTF_8), NO_NODE)
+        Preloader.Result result = new Preloader(new LoadTool(tool, true), dir, new PrintStream(log, true, StandardCharsets.UTF_8))
                 .preload(TARGET, 5, 16, "", dir.resolve("preload.txt"));
 
         assertThat(result.keys()).isEqualTo(5);
@@ -65,7 +63,7 @@ class PreloaderTest {
                 exec sleep 600
                 """);
 
-        assertThatThrownBy(() -> new Preloader(new LoadTool(tool, true), dir, new PrintStream(new ByteArrayOutputStream()), NO_NODE)
+        assertThatThrownBy(() -> new Preloader(new LoadTool(tool, true), dir, new PrintStream(new ByteArrayOutputStream()))
                 .preload(TARGET, 5, 16, "", dir.resolve("preload.txt")))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("2 of 5 keys not written")
@@ -80,7 +78,7 @@ class PreloaderTest {
                 exit 1
                 """);
 
-        assertThatThrownBy(() -> new Preloader(new LoadTool(tool, false), dir, new PrintStream(new ByteArrayOutputStream()), NO_NODE)
+        assertThatThrownBy(() -> new Preloader(new LoadTool(tool, false), dir, new PrintStream(new ByteArrayOutputStream()))
                 .preload(TARGET, 5, 16, "", dir.resolve("preload.txt")))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("wrk exited with 1 before every thread was done")
@@ -97,7 +95,7 @@ class PreloaderTest {
                 exec sleep 600
                 """);
 
-        assertThatThrownBy(() -> new Preloader(new LoadTool(tool, true), dir, new PrintStream(new ByteArrayOutputStream()), NO_NODE)
+        assertThatThrownBy(() -> new Preloader(new LoadTool(tool, true), dir, new PrintStream(new ByteArrayOutputStream()))
                 .preload(TARGET, 5, 16, "", dir.resolve("preload.txt")))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("shared 9 keys, not 5");
