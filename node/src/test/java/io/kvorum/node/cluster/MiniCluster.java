@@ -180,7 +180,6 @@ public final class MiniCluster implements AutoCloseable {
                 for (String id : cluster.ids()) {
                     cluster.awaitReady(id);
                 }
-                cluster.awaitPeersReachable();
                 return cluster;
             } catch (KvorumNode.StartupException e) {
                 cluster.close();
@@ -292,12 +291,12 @@ public final class MiniCluster implements AutoCloseable {
 
     /**
      * Starts a node that is down again, with the same configuration and data directory, and waits
-     * until it is ready and every node that is up can reach it again ({@link #awaitPeersReachable}).
+     * until it is ready. Nothing more: SPEC §3 promises that from then on its peers serve it and it
+     * serves them, and every scenario that restarts a node checks that promise by what it does next.
      */
     public void restart(String id) throws KvorumNode.StartupException {
         startNode(checked(id));
         awaitReady(id);
-        awaitPeersReachable();
     }
 
     /** Deletes the data directory of a node that is down, as if its disk were replaced. */
@@ -322,44 +321,6 @@ public final class MiniCluster implements AutoCloseable {
                         + " (" + attempts + " attempts)");
             }
             pause();
-        }
-    }
-
-    /**
-     * Waits until every node that is up can reach every other node that is up: for each pair it
-     * polls, through the first, a read that only the second can answer (ack=1, from=1 on a key whose
-     * first replica is the second). Reads change nothing, so the probe leaves no trace.
-     *
-     * <p>Why: a peer that was unreachable is noticed again only when its channel leaves connect
-     * backoff, which a call resets at most once a second; until then requests that need it fail fast
-     * with 504. A person would retry; a test that needs every replica right after a (re)start waits
-     * here instead, and a cluster that never notices a returning node fails the test here.
-     */
-    public void awaitPeersReachable() {
-        long deadline = System.nanoTime() + READY_WITHIN.toNanos();
-        for (String coordinator : upNodes()) {
-            for (String peer : upNodes()) {
-                if (peer.equals(coordinator)) {
-                    continue;
-                }
-                String probe = keyWhosePreferenceStartsWith("minicluster-probe-", List.of(peer));
-                int attempts = 0;
-                while (true) {
-                    attempts++;
-                    Throwable failure = client(coordinator)
-                            .get(probe, KvorumClient.Options.quorum(1, 1))
-                            .handle((value, error) -> error)
-                            .join();
-                    if (failure == null) {
-                        break;
-                    }
-                    if (System.nanoTime() > deadline) {
-                        throw new AssertionError(coordinator + " could not reach " + peer + " within " + READY_WITHIN
-                                + " (" + attempts + " attempts; last: " + failure + ")");
-                    }
-                    pause();
-                }
-            }
         }
     }
 

@@ -38,7 +38,6 @@ abstract class ReadRepairScenarios extends ClusterScenarioSupport {
             c.stop(stale);
             assertThat(put(c, "n1", key, "v2", q(2, 3)).status()).isEqualTo(Answer.CREATED);
             c.restart(stale);
-            c.awaitPeersReachable();
 
             assertThat(get(c, "n2", key, q(2, 3))).isEqualTo(new Answer(Answer.OK, "v2"));
 
@@ -63,7 +62,6 @@ abstract class ReadRepairScenarios extends ClusterScenarioSupport {
             assertThat(put(c, fresh, key, "v2", q(1, 3)).status()).isEqualTo(Answer.CREATED);
             c.restart("n2");
             c.restart("n3");
-            c.awaitPeersReachable();
 
             // R + W = 3 + 1 > 3: this read must see v2, and every replica answered it.
             assertThat(get(c, "n2", key, q(3, 3))).isEqualTo(new Answer(Answer.OK, "v2"));
