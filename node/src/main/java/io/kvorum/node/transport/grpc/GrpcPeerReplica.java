@@ -1,5 +1,6 @@
 package io.kvorum.node.transport.grpc;
 
+import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
@@ -35,11 +36,12 @@ import org.slf4j.LoggerFactory;
  * <p>Deadlines: a stream deadline would cover the whole stream, so each message gets its own
  * timer (keyed by call id) that fails the call with {@link ReplicaUnavailableException} after the
  * request timeout. Peer down: deciding that is liveness's job ({@code GuardedReplica} fails calls
- * to a peer known to be down before they reach this class); a call that gets here is tried: the
- * stream waits for the connection ({@code waitForReady}) within each call's timeout, so a peer
- * that has just come back is served even while the channel is still reconnecting. A broken stream
- * fails its calls (reason {@code UNREACHABLE} when the connection failed) and is reopened by the
- * next one; {@link #abandonStream} drops a stream that waits for a peer found down.
+ * to a peer known to be down before they reach this class, and its heartbeats reconnect to a peer
+ * that comes back). Here, a call fails at once, with reason {@code UNREACHABLE}, when the channel's
+ * last connection attempt failed ({@code TRANSIENT_FAILURE}), which tells liveness the peer is down;
+ * otherwise it is sent, and a channel that is connecting holds it until connected or failed. A
+ * broken stream fails its calls ({@code UNREACHABLE} when the connection failed) and is reopened by
+ * the next one; {@link #abandonStream} drops the stream of a peer found down.
  * Calls in flight are bounded by a semaphore; beyond it a call fails with
  * {@link StorageOverloadedException}, so memory stays bounded when a peer is slow.
  *
@@ -74,7 +76,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
         this.selfId = selfId;
         this.clusterId = clusterId;
         this.channel = channel;
-        this.stub = ReplicationGrpc.newStub(channel).withWaitForReady();
+        this.stub = ReplicationGrpc.newStub(channel);
         this.timer = timer;
         this.timeoutNanos = requestTimeout.toNanos();
         this.inFlight = new Semaphore(maxInFlight);
@@ -112,6 +114,10 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
 
     private <T> CompletableFuture<T> call(ReplicaRequest.Builder request, Function<ReplicaResponse, T> decode) {
         CompletableFuture<T> result = new CompletableFuture<>();
+        if (channel.getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
+            result.completeExceptionally(new ReplicaUnavailableException(Reason.UNREACHABLE, peerId + " is unreachable"));
+            return result;
+        }
         if (!inFlight.tryAcquire()) {
             result.completeExceptionally(new StorageOverloadedException("too many requests in flight to " + peerId));
             return result;
