@@ -1,0 +1,171 @@
+package io.kvorum.node.process;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.node.cluster.Placement;
+import io.kvorum.node.cluster.Topology;
+import io.kvorum.node.config.ConfigException;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * SPEC §3, hinted handoff: "a write that could not reach a replica is kept durably by the
+ * coordinator (a graceful stop writes every hint it holds; none is dropped for shutting down) and
+ * delivered within 5 seconds of that replica answering again, with or without client traffic,
+ * also after the coordinator itself restarted" (issue 12: a hint taken just before SIGTERM was
+ * dropped "for shutting down", and the value never reached the replica).
+ *
+ * <p>Two nodes, anti-entropy off, so that only the hint can carry the value. n1 is down (it has
+ * not run yet) when n2 starts, so n2 is a coordinator that has never talked to n1. A PUT with
+ * {@code ack=1&from=2} through n2 is acknowledged by n2 alone and leaves a hint for n1; n2 gets
+ * SIGTERM shortly after and must exit 0. Then both come back, and without any entity request
+ * that involves n2, the value must be on n1 within 5 s.
+ *
+ * <p>The SIGTERM delays matter because a fresh coordinator's first attempt to reach n1 takes a
+ * while to fail (its channel to n1 is set up by that very write): a hint that is still to be taken
+ * when the stop begins is what issue 12 lost. At 0 ms that is nearly always the case; the later
+ * delays check the same contract once the attempt has failed.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class HintDurabilityIT {
+
+    /** SPEC §3: a hint is delivered within 5 s of its replica answering again. */
+    private static final Duration DELIVERY = Duration.ofSeconds(5);
+    private static final int N1 = 0;
+    private static final int N2 = 1;
+
+    @TempDir
+    Path tmp;
+
+    @RegisterExtension
+    final NodeProcesses nodes = new NodeProcesses(() -> tmp);
+
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2)).build();
+
+    @ParameterizedTest(name = "SIGTERM {0} ms after the write")
+    @ValueSource(ints = {0, 250, 500})
+    void hintTakenJustBeforeSigtermReachesTheReplicaWhenBothComeBack(int sigtermDelayMillis) {
+        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 2, "--anti-entropy-interval", "0");
+        Hinted hinted = writeHintThenStopTheCoordinator(cluster, sigtermDelayMillis);
+
+        cluster.startAllReady(N1, N2);
+        awaitOnN1(cluster, hinted, "n1 and n2 started together");
+    }
+
+    /** The replica answers again while the coordinator that holds its hint is still down. */
+    @ParameterizedTest(name = "SIGTERM {0} ms after the write")
+    @ValueSource(ints = {0, 250, 500})
+    void hintTakenJustBeforeSigtermReachesTheReplicaThatCameBackFirst(int sigtermDelayMillis) {
+        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 2, "--anti-entropy-interval", "0");
+        Hinted hinted = writeHintThenStopTheCoordinator(cluster, sigtermDelayMillis);
+
+        cluster.startReady(N1);
+        cluster.startReady(N2);
+        awaitOnN1(cluster, hinted, "n1 started and ready first, then n2");
+    }
+
+    /** The write that n1 missed, and how it was made. */
+    private record Hinted(String key, String value, long putMillis, int sigtermDelayMillis) {
+    }
+
+    private Hinted writeHintThenStopTheCoordinator(LocalCluster cluster, int sigtermDelayMillis) {
+        cluster.startReady(N2);
+        String key = keyWhoseFirstReplicaIsN1(cluster);
+        String value = "hinted value of " + key;
+        long sentAt = System.nanoTime();
+        HttpResponse<String> put = send(HttpRequest.newBuilder(cluster.entity(N2, key, "ack=1&from=2"))
+                .PUT(HttpRequest.BodyPublishers.ofString(value)));
+        long putMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sentAt);
+        assertThat(put.statusCode()).as("PUT ack=1&from=2 through n2 while n1 is down: %s", put.body()).isEqualTo(201);
+
+        sleep(sigtermDelayMillis); // the delay between the write and SIGTERM is the scenario
+        cluster.stop(N2);
+        return new Hinted(key, value, putMillis, sigtermDelayMillis);
+    }
+
+    /**
+     * Polls n1 alone until it holds the value, for at most {@link #DELIVERY} from now (both nodes
+     * are ready). {@code ack=1&from=1} asks only the key's first replica, which is n1: the answer is
+     * n1's own copy, and the read involves n2 in no way (no read repair, no coordinator traffic).
+     */
+    private void awaitOnN1(LocalCluster cluster, Hinted hinted, String howTheyCameBack) {
+        AtomicReference<String> last = new AtomicReference<>("no answer yet");
+        HttpRequest get = HttpRequest.newBuilder(cluster.entity(N1, hinted.key, "ack=1&from=1"))
+                .timeout(Duration.ofSeconds(2)).GET().build();
+        Await.until(String.format("n1 to hold %s (PUT ack=1&from=2 through a fresh n2 while n1 was down: 201 in "
+                        + "%d ms; SIGTERM to n2 %d ms later: exit 0; then %s) within %d ms of both being ready, "
+                        + "read with GET ack=1&from=1 through n1 (n1 is the key's first replica)",
+                        hinted.key, hinted.putMillis, hinted.sigtermDelayMillis, howTheyCameBack, DELIVERY.toMillis()),
+                DELIVERY,
+                () -> {
+                    HttpResponse<String> r = send(get);
+                    last.set(r.statusCode() + " \"" + r.body().strip() + "\"");
+                    return r.statusCode() == 200 && r.body().equals(hinted.value);
+                },
+                () -> "last answer: " + last.get() + "\nwhat n2 logged about hints:\n" + hintLog(cluster));
+    }
+
+    /** The lines of every n2 process's log that mention hints. */
+    private static String hintLog(LocalCluster cluster) {
+        return cluster.processes(N2).stream()
+                .flatMap(p -> Stream.concat(Stream.of("-- " + p), p.stdout().lines()
+                        .filter(l -> l.toLowerCase().contains("hint"))))
+                .collect(Collectors.joining("\n"));
+    }
+
+    /**
+     * A key whose first replica is n1, by the node's own placement (a function of the node ids
+     * alone, SPEC §3), so that a read with {@code from=1} through n1 answers from n1's copy.
+     */
+    private static String keyWhoseFirstReplicaIsN1(LocalCluster cluster) {
+        Placement placement;
+        try {
+            placement = new Placement(Topology.parse(cluster.spec()));
+        } catch (ConfigException e) {
+            throw new AssertionError(e);
+        }
+        return IntStream.range(0, 100).mapToObj(i -> "hinted-" + i)
+                .filter(k -> placement.replicasFor(k.getBytes(StandardCharsets.UTF_8), 1).get(0).id().equals("n1"))
+                .findFirst().orElseThrow();
+    }
+
+    private HttpResponse<String> send(HttpRequest.Builder request) {
+        return send(request.timeout(Duration.ofSeconds(10)).build());
+    }
+
+    private HttpResponse<String> send(HttpRequest request) {
+        try {
+            return http.send(request, HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new AssertionError(request.method() + " " + request.uri() + " failed", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package io.kvorum.node.process;
+
+import static io.kvorum.node.process.NodeProcess.baseUri;
+import static io.kvorum.node.process.NodeProcess.cluster;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+/**
+ * A cluster of {@link NodeProcess}es on 127.0.0.1, nodes {@code n1..nN}, each with its own ports
+ * and data directory for the whole test, so that a node can be stopped and started again as the
+ * same member with the same data. Nodes are numbered from 0 here ({@code node(0)} is {@code n1}).
+ */
+final class LocalCluster {
+
+    /** The SPEC's bound from SIGTERM to exit (§1). */
+    static final Duration SIGTERM_EXIT = Duration.ofSeconds(10);
+
+    private final NodeProcesses nodes;
+    private final int size;
+    private final int[] http;
+    private final String spec;
+    private final List<List<String>> args = new ArrayList<>();
+    private final NodeProcess[] current;
+    private final List<List<NodeProcess>> history = new ArrayList<>();
+
+    /** @param extraArgs given to every node, after {@code --cluster}, {@code --node-id} and {@code --data-dir} */
+    LocalCluster(NodeProcesses nodes, Path dir, int size, String... extraArgs) {
+        this.nodes = nodes;
+        this.size = size;
+        int[] ports = NodeProcess.freePorts(2 * size);
+        this.http = new int[size];
+        List<String> entries = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            http[i] = ports[2 * i];
+            entries.add(cluster(id(i), ports[2 * i], ports[2 * i + 1]));
+        }
+        this.spec = String.join(",", entries);
+        for (int i = 0; i < size; i++) {
+            List<String> a = new ArrayList<>(List.of("--cluster", spec, "--node-id", id(i),
+                    "--data-dir", dir.resolve(id(i)).toString()));
+            a.addAll(List.of(extraArgs));
+            args.add(List.copyOf(a));
+        }
+        this.current = new NodeProcess[size];
+        for (int i = 0; i < size; i++) {
+            history.add(new ArrayList<>());
+        }
+    }
+
+    int size() {
+        return size;
+    }
+
+    static String id(int node) {
+        return "n" + (node + 1);
+    }
+
+    /** The {@code --cluster} value every node is started with. */
+    String spec() {
+        return spec;
+    }
+
+    int http(int node) {
+        return http[node];
+    }
+
+    /** {@code /v0/entity?id=KEY&QUERY} on the node; the key must need no escaping. */
+    URI entity(int node, String key, String query) {
+        return URI.create(baseUri(http[node]) + "/v0/entity?id=" + key + (query.isEmpty() ? "" : "&" + query));
+    }
+
+    /**
+     * Starts the node's process without waiting for it. The first start is named after the node
+     * ({@code n2}), later ones {@code n2-restart1}, ... (the names of their log files).
+     */
+    NodeProcess start(int node) {
+        assertThat(current[node] == null || !current[node].isAlive()).as("%s is not running", id(node)).isTrue();
+        int starts = history.get(node).size();
+        String name = starts == 0 ? id(node) : id(node) + "-restart" + starts;
+        current[node] = nodes.launch(name).args(args.get(node)).start();
+        history.get(node).add(current[node]);
+        return current[node];
+    }
+
+    /** Starts the node and waits until its {@code GET /v0/status} answers 200. */
+    NodeProcess startReady(int node) {
+        return start(node).awaitReady(http[node]);
+    }
+
+    /** Starts the nodes together (each JVM launched before waiting for any) and waits until each is ready. */
+    void startAllReady(int... which) {
+        for (int node : which) {
+            start(node);
+        }
+        for (int node : which) {
+            current[node].awaitReady(http[node]);
+        }
+    }
+
+    void startAllReady() {
+        startAllReady(IntStream.range(0, size).toArray());
+    }
+
+    /** SIGTERM, then asserts that the node exits 0 within {@link #SIGTERM_EXIT} (SPEC §1). */
+    void stop(int node) {
+        NodeProcess p = current[node];
+        p.terminate();
+        assertThat(p.awaitExit(SIGTERM_EXIT)).as("exit status of %s after SIGTERM\n%s", p, p.describe()).isZero();
+    }
+
+    NodeProcess process(int node) {
+        return current[node];
+    }
+
+    /** Every process started for the node, in order. */
+    List<NodeProcess> processes(int node) {
+        return List.copyOf(history.get(node));
+    }
+
+    /** Every node's current process, with its logs, for failure messages. */
+    String describe() {
+        return IntStream.range(0, size).filter(i -> current[i] != null)
+                .mapToObj(i -> current[i].describe()).collect(Collectors.joining("\n"));
+    }
+}
