@@ -59,7 +59,7 @@ class HintDurabilityIT {
             .connectTimeout(Duration.ofSeconds(2)).build();
 
     @ParameterizedTest(name = "SIGTERM {0} ms after the write")
-    @ValueSource(ints = {0, 250, 500})
+    @ValueSource(ints = {0, 100, 500})
     void hintTakenJustBeforeSigtermReachesTheReplicaWhenBothComeBack(int sigtermDelayMillis) {
         LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 2, "--anti-entropy-interval", "0");
         Hinted hinted = writeHintThenStopTheCoordinator(cluster, sigtermDelayMillis);
@@ -70,7 +70,7 @@ class HintDurabilityIT {
 
     /** The replica answers again while the coordinator that holds its hint is still down. */
     @ParameterizedTest(name = "SIGTERM {0} ms after the write")
-    @ValueSource(ints = {0, 250, 500})
+    @ValueSource(ints = {0, 100, 500})
     void hintTakenJustBeforeSigtermReachesTheReplicaThatCameBackFirst(int sigtermDelayMillis) {
         LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 2, "--anti-entropy-interval", "0");
         Hinted hinted = writeHintThenStopTheCoordinator(cluster, sigtermDelayMillis);
