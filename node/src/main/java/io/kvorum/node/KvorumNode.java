@@ -22,6 +22,7 @@ import io.kvorum.node.storage.LocalEntryStream;
 import io.kvorum.node.storage.StorageService;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
+import io.kvorum.node.transport.PeerTransport;
 import io.kvorum.node.transport.grpc.GrpcTransport;
 import io.kvorum.node.util.NamedThreadFactory;
 import io.kvorum.node.util.WheelRequestTimer;
@@ -75,7 +76,7 @@ public final class KvorumNode implements AutoCloseable {
     private final ScheduledThreadPoolExecutor livenessExecutor;
     private final AntiEntropyService antiEntropy;
     private final Heartbeats heartbeats; // null in a single-node cluster
-    private final GrpcTransport transport; // null in a single-node cluster
+    private final PeerTransport transport; // null in a single-node cluster
     private final Hints hints; // null without hinted handoff
     private final HttpGateway gateway;
     private final InetSocketAddress httpAddress;
@@ -85,7 +86,7 @@ public final class KvorumNode implements AutoCloseable {
                        ScheduledThreadPoolExecutor rangeTimer,
                        ScheduledThreadPoolExecutor maintenance, ScheduledThreadPoolExecutor antiEntropyExecutor,
                        ScheduledThreadPoolExecutor livenessExecutor, AntiEntropyService antiEntropy,
-                       Heartbeats heartbeats, GrpcTransport transport, Hints hints, HttpGateway gateway,
+                       Heartbeats heartbeats, PeerTransport transport, Hints hints, HttpGateway gateway,
                        InetSocketAddress httpAddress) {
         this.config = config;
         this.storage = storage;
@@ -130,11 +131,21 @@ public final class KvorumNode implements AutoCloseable {
     }
 
     /**
-     * Starts a node.
+     * Starts a node whose peers are reached over gRPC.
      *
      * @param httpPort the port to serve HTTP on; 0 picks a free one (tests)
      */
     public static KvorumNode start(NodeConfig config, int httpPort, Clock clock) throws StartupException {
+        return start(config, httpPort, clock, GrpcTransport.FACTORY);
+    }
+
+    /**
+     * Starts a node whose peers are reached through {@code transports} (tests plug in their own).
+     *
+     * @param httpPort the port to serve HTTP on; 0 picks a free one (tests)
+     */
+    public static KvorumNode start(NodeConfig config, int httpPort, Clock clock, PeerTransport.Factory transports)
+            throws StartupException {
         StorageService storage = openStorage(config);
         WheelRequestTimer deadlines = new WheelRequestTimer();
         ScheduledThreadPoolExecutor rangeTimer = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("range-timer"));
@@ -147,7 +158,7 @@ public final class KvorumNode implements AutoCloseable {
         ScheduledThreadPoolExecutor livenessExecutor =
                 new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("liveness"));
         livenessExecutor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        GrpcTransport transport = null;
+        PeerTransport transport = null;
         Heartbeats heartbeats = null;
         PeerLiveness liveness = null;
         AntiEntropyService antiEntropy = null;
@@ -169,14 +180,14 @@ public final class KvorumNode implements AutoCloseable {
                 liveness = new PeerLiveness(config.topology().members().stream().map(m -> m.id())
                         .filter(id -> !id.equals(selfId)).toList(), clock, MISSES_TO_DOWN);
                 heartbeats = new Heartbeats(liveness, livenessExecutor, HEARTBEAT_INTERVAL, clock);
+                transport = transports.create(config, rangeTimer, deadlines);
                 try {
-                    transport = GrpcTransport.start(config, config.self().grpcPort(), local, localRange, rangeTimer,
-                            deadlines, antiEntropy, heartbeats);
+                    transport.start(new PeerTransport.LocalServices(local, localRange, antiEntropy, heartbeats));
                 } catch (IOException e) {
                     throw new StartupException("cannot listen for gRPC on " + config.bindAddress() + ":"
                             + config.self().grpcPort() + ": " + bindFailure(e));
                 }
-                GrpcTransport peerTransport = transport;
+                PeerTransport peerTransport = transport;
                 liveness.addListener(new PeerLiveness.Listener() {
                     @Override
                     public void peerUp(String peer) {
@@ -188,11 +199,11 @@ public final class KvorumNode implements AutoCloseable {
                     }
                 });
                 Map<String, Replica> peers = new HashMap<>();
-                for (Replica peer : transport.peers().values()) {
+                for (Replica peer : transport.replicas().values()) {
                     peers.put(peer.nodeId(), new GuardedReplica(peer, liveness, heartbeats));
                 }
                 replicas.putAll(peers);
-                ranges.putAll(transport.peerRanges());
+                ranges.putAll(transport.ranges());
                 if (config.hintedHandoff()) {
                     HintStore store = openHints(config, clock);
                     HintedHandoff handoff = new HintedHandoff(store, peers, HINT_CHECK_INTERVAL, HINT_WINDOW);

@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * <p>Lifecycle: construct, {@link #start} with the peers once the transport exists, {@link #close}
  * before the transport and storage close: it stops scheduling and cancels the rounds in progress.
  */
-public final class AntiEntropyService implements AutoCloseable {
+public final class AntiEntropyService implements AntiEntropyResponders, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(AntiEntropyService.class);
 
@@ -214,13 +214,7 @@ public final class AntiEntropyService implements AutoCloseable {
         return round.result();
     }
 
-    /**
-     * The responder side of a round that {@code initiator} opened with {@code open}; the caller
-     * starts it on the stream.
-     *
-     * @throws RepairException {@code REFUSED} for an unknown initiator or parameters out of range,
-     *                         {@code OVERLOADED} when this node serves as many rounds as it may
-     */
+    @Override
     public AntiEntropyResponder openResponder(String initiator, Open open) {
         if (initiator.equals(selfId) || topology.member(initiator) == null) {
             throw new RepairException(Reason.REFUSED, "'" + initiator + "' is not a peer of " + selfId);

@@ -6,6 +6,7 @@ import io.kvorum.node.config.ConfigException;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.time.Clock;
+import io.kvorum.node.transport.memory.SimulatedNetwork;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -72,16 +73,33 @@ public final class MiniCluster implements AutoCloseable {
 
     /**
      * Starts one node from its configuration: the seam through which a scenario is bound to a
-     * transport (STYLE 12). Today every node talks gRPC; a simulated transport plugs in here.
+     * transport (STYLE 12): {@link #GRPC} as in production, or {@link #SIMULATED} in memory.
      */
     @FunctionalInterface
     public interface NodeLauncher {
-        /** Starts the node on the HTTP port of its {@code --cluster} entry, with {@code clock} as its time. */
-        KvorumNode start(NodeConfig config, Clock clock) throws KvorumNode.StartupException;
+        /**
+         * Starts the node on the HTTP port of its {@code --cluster} entry, with {@code clock} as its
+         * time; {@code network} is the cluster's simulated network, for launchers that use it.
+         */
+        KvorumNode start(NodeConfig config, Clock clock, SimulatedNetwork network) throws KvorumNode.StartupException;
     }
 
     /** Nodes that replicate over gRPC, as in production. */
-    public static final NodeLauncher GRPC = (config, clock) -> KvorumNode.start(config, config.self().httpPort(), clock);
+    public static final NodeLauncher GRPC =
+            (config, clock, network) -> KvorumNode.start(config, config.self().httpPort(), clock);
+
+    /** Nodes that replicate over the cluster's {@link SimulatedNetwork}, whose links a test may break. */
+    public static final NodeLauncher SIMULATED =
+            (config, clock, network) -> KvorumNode.start(config, config.self().httpPort(), clock, network);
+
+    /**
+     * The seed of each cluster's {@link SimulatedNetwork}: {@code -Dkvorum.seed=N} replays one,
+     * otherwise each cluster draws its own and logs it.
+     */
+    private static long networkSeed() {
+        String fixed = System.getProperty("kvorum.seed");
+        return fixed != null ? Long.parseLong(fixed) : new java.util.Random().nextLong();
+    }
 
     /**
      * A node's wall clock: the system's, shifted by a skew that a test may change at any time, as
@@ -108,6 +126,8 @@ public final class MiniCluster implements AutoCloseable {
     }
 
     private final NodeLauncher launcher;
+    private final SimulatedNetwork network;
+    private final long seed;
     private final Path root;
     private final Topology topology;
     private final Placement placement;
@@ -121,6 +141,9 @@ public final class MiniCluster implements AutoCloseable {
     private MiniCluster(NodeLauncher launcher, Path root, int n, Map<NodeOption, String> extraOptions)
             throws ConfigException {
         this.launcher = launcher;
+        long seed = networkSeed();
+        this.network = new SimulatedNetwork(seed);
+        this.seed = seed;
         this.root = root;
         int[] ports = freePorts(2 * n);
         List<String> entries = new ArrayList<>();
@@ -198,7 +221,15 @@ public final class MiniCluster implements AutoCloseable {
         if (running.containsKey(id)) {
             throw new IllegalStateException(id + " is already up");
         }
-        running.put(id, launcher.start(config(id), clocks.get(id)));
+        running.put(id, launcher.start(config(id), clocks.get(id), network));
+    }
+
+    /**
+     * The network of this cluster's nodes when they were started with {@link #SIMULATED}: its links
+     * can be cut, delayed and healed at any time. Unused by nodes started over gRPC.
+     */
+    public SimulatedNetwork network() {
+        return network;
     }
 
     /** Node ids, {@code n1..nN}. */
@@ -336,7 +367,7 @@ public final class MiniCluster implements AutoCloseable {
         raw.put(NodeOption.DATA_DIR, root.resolve("outsider-" + outsiders.size() + "-" + nodeId).toString());
         raw.put(NodeOption.REQUEST_TIMEOUT, Long.toString(requestTimeout.toMillis()));
         raw.put(NodeOption.HTTP_THREADS, "2");
-        KvorumNode node = launcher.start(NodeConfig.fromRaw(raw), Clock.SYSTEM);
+        KvorumNode node = launcher.start(NodeConfig.fromRaw(raw), Clock.SYSTEM, network);
         outsiders.add(node);
         return node;
     }
@@ -371,7 +402,9 @@ public final class MiniCluster implements AutoCloseable {
     /** One line per node: id, up or down, ports, data directory. */
     public String describe() {
         StringBuilder sb = new StringBuilder("MiniCluster of ").append(size()).append(" nodes, request timeout ")
-                .append(requestTimeout.toMillis()).append(" ms, data under ").append(root);
+                .append(requestTimeout.toMillis()).append(" ms, data under ").append(root)
+                .append(", simulated network seed ").append(seed).append(" (replay: -Dkvorum.seed=").append(seed)
+                .append(')');
         for (String id : ids()) {
             ClusterMember m = member(id);
             sb.append(System.lineSeparator()).append("  ").append(id).append(isUp(id) ? " UP  " : " DOWN")
@@ -395,6 +428,7 @@ public final class MiniCluster implements AutoCloseable {
         }
         outsiders.forEach(KvorumNode::kill);
         outsiders.clear();
+        network.close();
         deleteRecursively(root);
     }
 

@@ -12,6 +12,7 @@ import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.storage.LocalEntryStream;
 import io.kvorum.node.transport.grpc.RangeService;
+import io.kvorum.node.transport.memory.SimulatedNetwork;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -66,7 +67,7 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
 
     @BeforeEach
     void noRangeLeftFromEarlierTests() {
-        awaitUntil(() -> LocalEntryStream.openCursors() == 0 && RangeService.activeScans() == 0,
+        awaitUntil(() -> LocalEntryStream.openCursors() == 0 && servedScans() == 0,
                 "no range iterator or scan is left from an earlier test");
     }
 
@@ -197,7 +198,7 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
             try (RawHttp raw = openRange(c, "n1")) {
                 assertThat(raw.readHead().status()).isEqualTo(200);
                 assertThat(raw.readExactly(8 * 1024)).hasSize(8 * 1024);
-                awaitUntil(() -> LocalEntryStream.openCursors() == 3 && RangeService.activeScans() == 2,
+                awaitUntil(() -> LocalEntryStream.openCursors() == 3 && servedScans() == 2,
                         "the paused range holds an iterator on each node and a scan on each peer");
                 Duration hold = clamp(fullRead.multipliedBy(2), Duration.ofSeconds(1), Duration.ofSeconds(30));
                 long end = System.nanoTime() + hold.toNanos();
@@ -246,7 +247,7 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
                 try (RawHttp raw = openRange(c, via)) {
                     assertThat(raw.readHead().status()).isEqualTo(200);
                     raw.readExactly(8 * 1024);
-                    awaitUntil(() -> LocalEntryStream.openCursors() == 3 && RangeService.activeScans() == 2,
+                    awaitUntil(() -> LocalEntryStream.openCursors() == 3 && servedScans() == 2,
                             "the range through " + via + " holds an iterator on each node and a scan on each peer");
                 }
                 awaitReleased("the range through " + via + ", once its client left");
@@ -323,7 +324,7 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
     }
 
     private static void awaitReleased(String what) {
-        awaitUntil(() -> LocalEntryStream.openCursors() == 0 && RangeService.activeScans() == 0,
+        awaitUntil(() -> LocalEntryStream.openCursors() == 0 && servedScans() == 0,
                 what + " released every node's iterator and every scan");
     }
 
@@ -342,5 +343,10 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
     /** Deliberate pacing of a slow test client; never a stand-in for waiting on a condition. */
     private static void pause(Duration d) {
         LockSupport.parkNanos(d.toNanos());
+    }
+
+    /** Range scans served to peers right now, over either transport (only one is in use at a time). */
+    private static int servedScans() {
+        return RangeService.activeScans() + SimulatedNetwork.activeScans();
     }
 }

@@ -6,7 +6,7 @@ import io.grpc.stub.StreamObserver;
 import io.kvorum.node.repair.AntiEntropyMessage;
 import io.kvorum.node.repair.AntiEntropyMessage.Open;
 import io.kvorum.node.repair.AntiEntropyResponder;
-import io.kvorum.node.repair.AntiEntropyService;
+import io.kvorum.node.repair.AntiEntropyResponders;
 import io.kvorum.node.repair.AntiEntropyStream;
 import io.kvorum.node.repair.RepairException;
 import io.kvorum.node.repair.RepairException.Reason;
@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The responder side of {@code AntiEntropy.Sync}: a package-private delegate that checks the
  * first message's header and open step, then binds the stream to an {@link AntiEntropyResponder}
- * from the node's {@link AntiEntropyService}. Flow control is manual both ways: a message is
+ * from the node's {@link AntiEntropyResponders}. Flow control is manual both ways: a message is
  * requested only when the responder asks, and the responder is told when the stream is ready.
  */
 final class AntiEntropyGrpcService extends AntiEntropyGrpc.AntiEntropyImplBase {
@@ -28,9 +28,9 @@ final class AntiEntropyGrpcService extends AntiEntropyGrpc.AntiEntropyImplBase {
     private static final Logger log = LoggerFactory.getLogger(AntiEntropyGrpcService.class);
 
     private final String clusterId;
-    private final AntiEntropyService antiEntropy;
+    private final AntiEntropyResponders antiEntropy;
 
-    AntiEntropyGrpcService(String clusterId, AntiEntropyService antiEntropy) {
+    AntiEntropyGrpcService(String clusterId, AntiEntropyResponders antiEntropy) {
         this.clusterId = clusterId;
         this.antiEntropy = antiEntropy;
     }

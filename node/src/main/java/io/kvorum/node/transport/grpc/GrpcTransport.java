@@ -10,13 +10,13 @@ import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.liveness.PeerProbe;
-import io.kvorum.node.liveness.PingListener;
 import io.kvorum.node.repair.AntiEntropyPeer;
-import io.kvorum.node.repair.AntiEntropyService;
 import io.kvorum.node.time.RequestTimer;
+import io.kvorum.node.transport.PeerTransport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,14 +24,15 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The gRPC side of a node: the server that serves this node's replica, range scans,
- * anti-entropy and liveness pings to its peers, and per peer one channel shared by a
+ * The production {@link PeerTransport}: a gRPC server that serves this node's replica, range
+ * scans, anti-entropy and liveness pings to its peers, and per peer one channel shared by a
  * {@link GrpcPeerReplica}, a {@link GrpcRangeSource}, a {@link GrpcAntiEntropyPeer} and a
- * {@link GrpcPeerProbe}. Every channel starts connecting at once (none waits for a first request).
- * Lifecycle: {@link #start} binds or throws; {@link #close()} stops the server (letting calls in
- * progress finish briefly) and closes every peer channel, failing the calls still waiting.
+ * {@link GrpcPeerProbe}. Every channel starts connecting at {@link #start}.
  */
-public final class GrpcTransport implements AutoCloseable {
+public final class GrpcTransport implements PeerTransport {
+
+    /** The production transport, for {@code KvorumNode}. */
+    public static final Factory FACTORY = GrpcTransport::new;
 
     /** Headroom over the largest value for the rest of a message (key, header, record fields). */
     private static final int MESSAGE_OVERHEAD_BYTES = 64 * 1024;
@@ -44,56 +45,45 @@ public final class GrpcTransport implements AutoCloseable {
     /** How long a heartbeat waits for its answer (an announcement waits twice as long). */
     private static final Duration PING_TIMEOUT = Duration.ofSeconds(1);
 
-    private final Server server;
-    private final List<GrpcPeerReplica> peers;
-    private final Map<String, RangeSource> peerRanges;
-    private final List<AntiEntropyPeer> antiEntropyPeers;
-    private final List<PeerProbe> probes;
-
-    private GrpcTransport(Server server, List<GrpcPeerReplica> peers, Map<String, RangeSource> peerRanges,
-                          List<AntiEntropyPeer> antiEntropyPeers, List<PeerProbe> probes) {
-        this.server = server;
-        this.peers = peers;
-        this.peerRanges = peerRanges;
-        this.antiEntropyPeers = antiEntropyPeers;
-        this.probes = probes;
-    }
+    private final NodeConfig config;
+    private final ScheduledExecutorService scheduler;
+    private final RequestTimer deadlines;
+    private Server server;
+    private final List<GrpcPeerReplica> peers = new ArrayList<>();
+    private final Map<String, RangeSource> peerRanges = new HashMap<>();
+    private final List<AntiEntropyPeer> antiEntropyPeers = new ArrayList<>();
+    private final List<PeerProbe> probes = new ArrayList<>();
 
     /**
-     * Starts serving {@code local}, {@code localRange} and {@code antiEntropy} on this node's gRPC
-     * port and creates the peer replicas, range sources and anti-entropy peers.
-     *
-     * @param grpcPort   the port to listen on; 0 picks a free one (tests)
-     * @param timer      runs the per-batch timeouts of range scans
-     * @param deadlines  runs the per-call deadlines of replica requests
-     * @param localRange this node's raw entries, scanned by peers that coordinate a range
-     * @param pings      told of the heartbeats and announcements peers send
-     * @throws IOException when the port cannot be bound
+     * @param scheduler runs the per-batch timeouts of range scans
+     * @param deadlines runs the per-call deadlines of replica requests
      */
-    public static GrpcTransport start(NodeConfig config, int grpcPort, Replica local, RangeSource localRange,
-                                      ScheduledExecutorService timer, RequestTimer deadlines,
-                                      AntiEntropyService antiEntropy, PingListener pings)
-            throws IOException {
+    private GrpcTransport(NodeConfig config, ScheduledExecutorService scheduler, RequestTimer deadlines) {
+        this.config = config;
+        this.scheduler = scheduler;
+        this.deadlines = deadlines;
+    }
+
+    /** Binds this node's gRPC port (of its {@code --cluster} entry) and opens a channel to every peer. */
+    @Override
+    public void start(LocalServices local) throws IOException {
         String clusterId = ClusterIdentity.of(config.topology());
         ForeignClusterLog foreign = new ForeignClusterLog(clusterId);
         int maxMessage = config.maxValueBytes() + MESSAGE_OVERHEAD_BYTES;
-        Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), grpcPort))
-                .addService(new ReplicationService(foreign, local))
-                .addService(new LivenessService(foreign, pings))
-                .addService(new RangeService(clusterId, localRange, RANGE_MESSAGE_BYTES))
-                .addService(new AntiEntropyGrpcService(clusterId, antiEntropy))
+        server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), config.self().grpcPort()))
+                .addService(new ReplicationService(foreign, local.replica()))
+                .addService(new LivenessService(foreign, local.pings()))
+                .addService(new RangeService(clusterId, local.range(), RANGE_MESSAGE_BYTES))
+                .addService(new AntiEntropyGrpcService(clusterId, local.antiEntropy()))
                 .directExecutor() // handlers only enqueue storage work; they never block
                 .maxInboundMessageSize(maxMessage)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build()
                 .start();
-        List<GrpcPeerReplica> peers = new java.util.ArrayList<>();
-        Map<String, RangeSource> peerRanges = new HashMap<>();
-        List<AntiEntropyPeer> antiEntropyPeers = new java.util.ArrayList<>();
-        List<PeerProbe> probes = new java.util.ArrayList<>();
+        String selfId = config.self().id();
         for (ClusterMember m : config.topology().members()) {
-            if (m.id().equals(config.self().id())) {
+            if (m.id().equals(selfId)) {
                 continue;
             }
             ManagedChannel channel = NettyChannelBuilder.forAddress(m.host(), m.grpcPort())
@@ -104,66 +94,69 @@ public final class GrpcTransport implements AutoCloseable {
                     .keepAliveTimeout(5, TimeUnit.SECONDS)
                     .build();
             channel.getState(true); // connect now, not on the first request
-            peers.add(new GrpcPeerReplica(m.id(), config.self().id(), clusterId, channel, deadlines,
-                    config.requestTimeout(), MAX_IN_FLIGHT_PER_PEER,
-                    Math.max(MAX_IN_FLIGHT_BYTES_PER_PEER, 4L * maxMessage)));
-            peerRanges.put(m.id(), new GrpcRangeSource(m.id(), config.self().id(), clusterId, channel, timer,
+            peers.add(new GrpcPeerReplica(m.id(), selfId, clusterId, channel, deadlines, config.requestTimeout(),
+                    MAX_IN_FLIGHT_PER_PEER, Math.max(MAX_IN_FLIGHT_BYTES_PER_PEER, 4L * maxMessage)));
+            peerRanges.put(m.id(), new GrpcRangeSource(m.id(), selfId, clusterId, channel, scheduler,
                     config.requestTimeout()));
-            antiEntropyPeers.add(new GrpcAntiEntropyPeer(m.id(), config.self().id(), clusterId, channel,
+            antiEntropyPeers.add(new GrpcAntiEntropyPeer(m.id(), selfId, clusterId, channel,
                     ANTI_ENTROPY_ROUND_DEADLINE));
-            probes.add(new GrpcPeerProbe(m.id(), config.self().id(), clusterId, channel, PING_TIMEOUT));
+            probes.add(new GrpcPeerProbe(m.id(), selfId, clusterId, channel, PING_TIMEOUT));
         }
-        return new GrpcTransport(server, List.copyOf(peers), Map.copyOf(peerRanges), List.copyOf(antiEntropyPeers),
-                List.copyOf(probes));
     }
 
-    /** One probe per peer, for the heartbeats. */
-    public List<PeerProbe> probes() {
-        return probes;
-    }
-
-    /** Drops the replication stream to a peer found down (see {@link GrpcPeerReplica#abandonStream}). */
-    public void abandonStream(String peer) {
-        peers.stream().filter(p -> p.nodeId().equals(peer)).forEach(GrpcPeerReplica::abandonStream);
-    }
-
-    /** The peers to run anti-entropy rounds with. */
+    @Override
     public List<AntiEntropyPeer> antiEntropyPeers() {
-        return antiEntropyPeers;
+        return List.copyOf(antiEntropyPeers);
     }
 
-    /** The remote replicas, by node id. */
-    public Map<String, Replica> peers() {
+    @Override
+    public Map<String, Replica> replicas() {
         Map<String, Replica> byId = new HashMap<>();
         peers.forEach(p -> byId.put(p.nodeId(), p));
         return byId;
     }
 
-    /** The peers' raw range sources, by node id. */
-    public Map<String, RangeSource> peerRanges() {
-        return peerRanges;
+    @Override
+    public Map<String, RangeSource> ranges() {
+        return Map.copyOf(peerRanges);
+    }
+
+    @Override
+    public List<PeerProbe> probes() {
+        return List.copyOf(probes);
+    }
+
+    @Override
+    public void abandonStream(String peer) {
+        peers.stream().filter(p -> p.nodeId().equals(peer)).forEach(GrpcPeerReplica::abandonStream);
     }
 
     @Override
     public void close() throws InterruptedException {
-        server.shutdown();
-        if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
-            server.shutdownNow(); // e.g. range scans for peers' clients: cancelled, they close their iterators
-            server.awaitTermination(1, TimeUnit.SECONDS);
+        if (server != null) {
+            server.shutdown();
+            if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
+                server.shutdownNow(); // e.g. range scans for peers' clients: cancelled, they close their iterators
+                server.awaitTermination(1, TimeUnit.SECONDS);
+            }
         }
         peers.forEach(GrpcPeerReplica::close);
     }
 
     /**
-     * Stops at once: no grace for calls in progress (a simulated crash in tests). Waits briefly for
-     * the server to terminate, so that cancelled range scans have closed their storage iterators
-     * before the caller closes storage.
+     * Waits briefly for the server to terminate, so that cancelled range scans have closed their
+     * storage iterators before the caller closes storage.
      */
+    @Override
     public void kill() {
-        server.shutdownNow();
+        if (server != null) {
+            server.shutdownNow();
+        }
         peers.forEach(GrpcPeerReplica::close);
         try {
-            server.awaitTermination(1, TimeUnit.SECONDS);
+            if (server != null) {
+                server.awaitTermination(1, TimeUnit.SECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

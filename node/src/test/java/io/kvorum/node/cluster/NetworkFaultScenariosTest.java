@@ -1,0 +1,115 @@
+package io.kvorum.node.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.node.config.NodeOption;
+import io.kvorum.node.transport.memory.SimulatedNetwork;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Faults that only an in-memory network can inject precisely (STYLE 12: {@code
+ * BlockRequestHandlingInjection}): a link cut one way, a late answer, one lost message of one
+ * kind. Each scenario first checks that its fault was really hit, so it cannot pass by missing it.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class NetworkFaultScenariosTest extends ClusterScenarioSupport {
+
+    /** SPEC §3: hints and read repairs arrive within 5 s and 1 s; polls use the larger bound. */
+    private static final Duration CONVERGES_WITHIN = Duration.ofSeconds(5);
+    private static final Map<NodeOption, String> NO_ANTI_ENTROPY = Map.of(NodeOption.ANTI_ENTROPY_INTERVAL, "0");
+
+    NetworkFaultScenariosTest() {
+        super(MiniCluster.SIMULATED);
+    }
+
+    /**
+     * n1 cannot reach n3, while n3 still reaches n1. A quorum write through n1 succeeds without n3
+     * and a write to all three fails with 504 within the request timeout; n1 hints n3 and delivers
+     * once the link heals, with no client traffic.
+     */
+    @Test
+    void aQuorumWriteSurvivesAOneWayPartitionAndTheHintArrivesAfterHeal() throws Exception {
+        withCluster(3, NO_ANTI_ENTROPY, c -> {
+            SimulatedNetwork net = c.network();
+            String key = c.keyWhosePreferenceStartsWith("one-way-", List.of("n3"));
+            net.cut("n1", "n3");
+
+            long start = System.nanoTime();
+            assertThat(put(c, "n1", key, "v", q(2, 3))).as("2 of 3 through n1, n3 cut off")
+                    .isEqualTo(new Answer(Answer.CREATED, ""));
+            assertNotEnoughReplicas(put(c, "n1", key + "-all", "w", q(3, 3)), "3 of 3 through n1");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("both answered within the timeouts")
+                    .isLessThan(c.requestTimeout().multipliedBy(3));
+            assertThat(net.dropped()).as("messages lost on the cut link").isPositive();
+            assertThat(get(c, "n3", key, q(1, 1))).as("n3 itself never got the write")
+                    .isEqualTo(new Answer(Answer.NOT_FOUND, ""));
+
+            net.healAll();
+            awaitAlone(c, "n3", key, "v");
+        });
+    }
+
+    /**
+     * n3 answers late: a read of all three replicas through n1 is answered by the two fast ones,
+     * and n3's answer, arriving after the client got its own, still shows n3 stale and gets it
+     * repaired (read repair compares late answers too).
+     */
+    @Test
+    void aReplicaAnswerArrivingAfterTheClientsAnswerStillTriggersReadRepair() throws Exception {
+        withCluster(3, Map.of(NodeOption.ANTI_ENTROPY_INTERVAL, "0", NodeOption.HINT_MAX_AGE, "0"), c -> {
+            SimulatedNetwork net = c.network();
+            String key = c.keyWhosePreferenceStartsWith("late-", List.of("n3"));
+            assertThat(put(c, "n1", key, "v1", q(3, 3)).status()).isEqualTo(Answer.CREATED);
+            net.dropNext("n1", "n3", SimulatedNetwork.Kind.WRITE, 1);
+            assertThat(put(c, "n1", key, "v2", q(2, 3)).status()).isEqualTo(Answer.CREATED);
+            assertThat(get(c, "n3", key, q(1, 1))).as("n3 missed v2 (hints are off)")
+                    .isEqualTo(new Answer(Answer.OK, "v1"));
+
+            Duration late = c.requestTimeout().dividedBy(2);
+            net.delay("n3", "n1", late); // n3's answers reach n1 after 1 to 2 times this
+            long start = System.nanoTime();
+            assertThat(get(c, "n1", key, q(2, 3))).isEqualTo(new Answer(Answer.OK, "v2"));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("answered before n3's late answer")
+                    .isLessThan(late);
+            net.healAll();
+            awaitAlone(c, "n3", key, "v2");
+        });
+    }
+
+    /**
+     * The first hint delivery to a returning node is lost on the way; the hint stays stored and
+     * the next delivery round brings it, within SPEC §3's 5 s, with no client traffic.
+     */
+    @Test
+    void aLostHintDeliveryIsRetried() throws Exception {
+        withCluster(2, NO_ANTI_ENTROPY, c -> {
+            SimulatedNetwork net = c.network();
+            String key = c.keyWhosePreferenceStartsWith("lost-hint-", List.of("n2"));
+            c.kill("n2");
+            assertThat(put(c, "n1", key, "hinted", q(1, 2)).status()).isEqualTo(Answer.CREATED);
+            long droppedBefore = net.dropped();
+            net.dropNext("n1", "n2", SimulatedNetwork.Kind.WRITE, 1);
+
+            c.restart("n2");
+            awaitAlone(c, "n2", key, "hinted");
+            assertThat(net.dropped() - droppedBefore).as("the first delivery was lost").isEqualTo(1);
+        });
+    }
+
+    /** Polls {@code node} alone (ack=1, from=1 on a key it leads) until it holds {@code value}. */
+    private static void awaitAlone(MiniCluster c, String node, String key, String value) throws InterruptedException {
+        long deadline = System.nanoTime() + CONVERGES_WITHIN.toNanos();
+        Answer seen = get(c, node, key, q(1, 1));
+        while (!seen.equals(new Answer(Answer.OK, value))) {
+            assertThat(System.nanoTime() - deadline).as(node + " still answers " + seen + " after "
+                    + CONVERGES_WITHIN.toMillis() + " ms, expected " + value).isNegative();
+            Thread.sleep(20); // a poll interval, bounded by the deadline above
+            seen = get(c, node, key, q(1, 1));
+        }
+    }
+}

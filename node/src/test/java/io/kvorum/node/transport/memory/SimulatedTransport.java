@@ -1,0 +1,300 @@
+package io.kvorum.node.transport.memory;
+
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.config.NodeConfig;
+import io.kvorum.node.coordinator.RangeSource;
+import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.coordinator.ReplicaUnavailableException;
+import io.kvorum.node.coordinator.ReplicaUnavailableException.Reason;
+import io.kvorum.node.liveness.PeerProbe;
+import io.kvorum.node.repair.AntiEntropyPeer;
+import io.kvorum.node.storage.EntryStream;
+import io.kvorum.node.storage.LevelDbStore.Entry;
+import io.kvorum.node.storage.Record;
+import io.kvorum.node.time.RequestTimer;
+import io.kvorum.node.transport.PeerTransport;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * One node's {@link PeerTransport} on a {@link SimulatedNetwork}. Requests and answers are core
+ * objects handed across in memory (no serialization), each crossing its directed link. Deadlines
+ * are the same as over gRPC: the request timeout per replica call and per range batch, one second
+ * per ping (two for an announcement).
+ */
+final class SimulatedTransport implements PeerTransport {
+
+    private static final Duration PING_TIMEOUT = Duration.ofSeconds(1);
+    /** Range scans this JVM's simulated nodes serve to peers right now, as {@code RangeService.activeScans}. */
+    static final java.util.concurrent.atomic.AtomicInteger ACTIVE_SCANS = new java.util.concurrent.atomic.AtomicInteger();
+
+    private final SimulatedNetwork network;
+    private final NodeConfig config;
+    private final String selfId;
+    private final String clusterId;
+    private final String address;
+    private final RequestTimer deadlines;
+    private final Map<String, Set<CompletableFuture<?>>> pendingByPeer = new ConcurrentHashMap<>();
+    private volatile LocalServices local;
+
+    SimulatedTransport(SimulatedNetwork network, NodeConfig config, String clusterId,
+                       ScheduledExecutorService scheduler, RequestTimer deadlines) {
+        this.network = network;
+        this.config = config;
+        this.selfId = config.self().id();
+        this.clusterId = clusterId;
+        this.address = addressOf(config.self());
+        this.deadlines = deadlines;
+    }
+
+    static String addressOf(ClusterMember m) {
+        return m.host() + ":" + m.grpcPort();
+    }
+
+    String selfId() {
+        return selfId;
+    }
+
+    String clusterId() {
+        return clusterId;
+    }
+
+    LocalServices local() {
+        return local;
+    }
+
+    /** Whether a request of cluster {@code senderCluster} is served here. */
+    boolean accepts(String senderCluster) {
+        return clusterId.equals(senderCluster);
+    }
+
+    @Override
+    public void start(LocalServices services) throws IOException {
+        this.local = services;
+        network.register(address, this);
+    }
+
+    private List<ClusterMember> peers() {
+        return config.topology().members().stream().filter(m -> !m.id().equals(selfId)).toList();
+    }
+
+    @Override
+    public Map<String, Replica> replicas() {
+        Map<String, Replica> out = new HashMap<>();
+        peers().forEach(m -> out.put(m.id(), new SimReplica(m)));
+        return out;
+    }
+
+    @Override
+    public Map<String, RangeSource> ranges() {
+        Map<String, RangeSource> out = new HashMap<>();
+        peers().forEach(m -> out.put(m.id(), (start, end) -> new SimRangeStream(m, start, end)));
+        return out;
+    }
+
+    @Override
+    public List<AntiEntropyPeer> antiEntropyPeers() {
+        List<AntiEntropyPeer> out = new ArrayList<>();
+        peers().forEach(m -> out.add(new SimulatedAntiEntropyPeer(network, this, m)));
+        return out;
+    }
+
+    @Override
+    public List<PeerProbe> probes() {
+        List<PeerProbe> out = new ArrayList<>();
+        peers().forEach(m -> out.add(new SimProbe(m)));
+        return out;
+    }
+
+    @Override
+    public void abandonStream(String peer) {
+        failPending(peer, "the calls to " + peer + " were abandoned: the peer is down");
+    }
+
+    @Override
+    public void close() {
+        network.unregister(address, this);
+        pendingByPeer.keySet().forEach(peer -> failPending(peer, "the node is shutting down"));
+    }
+
+    @Override
+    public void kill() {
+        close();
+    }
+
+    private void failPending(String peer, String why) {
+        Set<CompletableFuture<?>> calls = pendingByPeer.get(peer);
+        if (calls != null) {
+            for (CompletableFuture<?> call : List.copyOf(calls)) {
+                call.completeExceptionally(new ReplicaUnavailableException(Reason.UNREACHABLE, why));
+            }
+        }
+    }
+
+    /**
+     * One request to {@code peer}: {@code op} runs on the peer's services at delivery, and its
+     * answer crosses back. Fails at once when nothing listens at the peer's address, with
+     * {@code TIMED_OUT} after {@code timeout} when a message is lost or late.
+     */
+    <T> CompletableFuture<T> call(ClusterMember peer, SimulatedNetwork.Kind kind, Duration timeout,
+                                  Function<SimulatedTransport, CompletableFuture<T>> op) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        SimulatedTransport target = network.endpoint(addressOf(peer));
+        if (target == null || network.endpoint(address) != this) {
+            result.completeExceptionally(new ReplicaUnavailableException(Reason.UNREACHABLE,
+                    peer.id() + " is unreachable (nothing listens at " + addressOf(peer) + ")"));
+            return result;
+        }
+        Set<CompletableFuture<?>> pending = pendingByPeer.computeIfAbsent(peer.id(), p -> ConcurrentHashMap.newKeySet());
+        pending.add(result);
+        RequestTimer.Timeout timer = deadlines.schedule(() -> result.completeExceptionally(new ReplicaUnavailableException(
+                Reason.TIMED_OUT, peer.id() + " did not answer within " + timeout.toMillis() + " ms")),
+                timeout.toNanos(), TimeUnit.NANOSECONDS);
+        result.whenComplete((v, e) -> {
+            timer.cancel();
+            pending.remove(result);
+        });
+        network.send(selfId, peer.id(), kind, () -> {
+            if (network.endpoint(addressOf(peer)) != target) {
+                return; // the peer died in flight: the request is lost
+            }
+            if (!target.accepts(clusterId)) {
+                network.send(peer.id(), selfId, SimulatedNetwork.Kind.ANSWER, () -> result.completeExceptionally(new ReplicaUnavailableException(
+                        peer.id() + " refused us: it belongs to another cluster")));
+                return;
+            }
+            CompletableFuture<T> answer;
+            try {
+                answer = op.apply(target);
+            } catch (RuntimeException e) {
+                answer = CompletableFuture.failedFuture(e);
+            }
+            answer.whenComplete((value, error) -> network.send(peer.id(), selfId, SimulatedNetwork.Kind.ANSWER, () -> {
+                if (error != null) {
+                    result.completeExceptionally(error);
+                } else {
+                    result.complete(value);
+                }
+            }));
+        });
+        return result;
+    }
+
+    /** A peer's replica, reached through the network. */
+    private final class SimReplica implements Replica {
+        private final ClusterMember peer;
+
+        SimReplica(ClusterMember peer) {
+            this.peer = peer;
+        }
+
+        @Override
+        public String nodeId() {
+            return peer.id();
+        }
+
+        @Override
+        public CompletableFuture<Record> read(byte[] key) {
+            return call(peer, SimulatedNetwork.Kind.READ, config.requestTimeout(), t -> t.local().replica().read(key));
+        }
+
+        @Override
+        public CompletableFuture<Boolean> write(byte[] key, Record record) {
+            return call(peer, SimulatedNetwork.Kind.WRITE, config.requestTimeout(),
+                    t -> t.local().replica().write(key, record));
+        }
+    }
+
+    /** A peer's liveness: its ping listener, reached through the network. */
+    private final class SimProbe implements PeerProbe {
+        private final ClusterMember peer;
+
+        SimProbe(ClusterMember peer) {
+            this.peer = peer;
+        }
+
+        @Override
+        public String nodeId() {
+            return peer.id();
+        }
+
+        @Override
+        public CompletableFuture<Void> ping(Kind kind) {
+            if (kind == Kind.ANNOUNCE) {
+                return call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(2),
+                        t -> t.local().pings().announced(selfId));
+            }
+            return call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT, t -> {
+                t.local().pings().pinged(selfId);
+                return CompletableFuture.completedFuture(null);
+            });
+        }
+    }
+
+    /**
+     * A peer's raw entries of a range: the peer's stream is opened at the first batch and each
+     * batch is one request through the network, with its own timeout.
+     */
+    private final class SimRangeStream implements EntryStream {
+        private final ClusterMember peer;
+        private final byte[] start;
+        private final byte[] end;
+        private volatile EntryStream remote;
+        private volatile boolean closed;
+        private final java.util.concurrent.atomic.AtomicBoolean served = new java.util.concurrent.atomic.AtomicBoolean();
+
+        SimRangeStream(ClusterMember peer, byte[] start, byte[] end) {
+            this.peer = peer;
+            this.start = start;
+            this.end = end;
+        }
+
+        @Override
+        public CompletableFuture<List<Entry>> next() {
+            return call(peer, SimulatedNetwork.Kind.RANGE, config.requestTimeout(), t -> {
+                EntryStream s = remote;
+                if (s == null) {
+                    s = t.local().range().open(start, end);
+                    remote = s;
+                    served.set(true);
+                    ACTIVE_SCANS.incrementAndGet();
+                }
+                if (closed) {
+                    endScan();
+                    return CompletableFuture.failedFuture(new ReplicaUnavailableException("the range was closed"));
+                }
+                return s.next().whenComplete((batch, error) -> {
+                    if (error != null || batch.isEmpty()) {
+                        endScan(); // the end of the range, or a failure: the scan is over
+                    }
+                });
+            });
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+            endScan();
+        }
+
+        private void endScan() {
+            EntryStream s = remote;
+            if (s != null) {
+                s.close();
+            }
+            if (served.compareAndSet(true, false)) {
+                ACTIVE_SCANS.decrementAndGet();
+            }
+        }
+    }
+}
