@@ -9,11 +9,11 @@ import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.time.RequestTimer;
+import io.kvorum.node.util.Failures;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -191,7 +191,7 @@ public final class Coordinator {
             boolean success = error == null;
             if (success) {
                 newest = Record.newest(newest, record);
-            } else if (unwrap(error) instanceof StorageOverloadedException) {
+            } else if (Failures.unwrap(error) instanceof StorageOverloadedException) {
                 refusedForOverload = true;
             }
             tracker.onResponse(success);
@@ -217,13 +217,6 @@ public final class Coordinator {
             return new NotEnoughReplicasException(why + ": " + tracker.successes() + " of the " + quorum.ack()
                     + " required replicas (ack=" + quorum.ack() + ", from=" + quorum.from() + ") answered");
         }
-    }
-
-    static Throwable unwrap(Throwable t) {
-        while (t instanceof CompletionException && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
     }
 
     /** Drops tombstones and expired records from a raw stream; never returns an empty batch early. */

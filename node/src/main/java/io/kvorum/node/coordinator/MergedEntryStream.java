@@ -4,6 +4,7 @@ import io.kvorum.node.storage.EntryStream;
 import io.kvorum.node.storage.LevelDbStore.Entry;
 import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
+import io.kvorum.node.util.Failures;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -173,7 +174,7 @@ final class MergedEntryStream implements EntryStream {
         StringBuilder why = new StringBuilder();
         boolean overloaded = false;
         for (Source s : failed) {
-            Throwable t = Coordinator.unwrap(s.failure);
+            Throwable t = Failures.unwrap(s.failure);
             overloaded |= t instanceof StorageOverloadedException;
             why.append(why.length() == 0 ? "" : "; ").append(s.nodeId).append(": ").append(t.getMessage());
         }

@@ -20,9 +20,9 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
+import io.kvorum.node.util.Failures;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 /**
  * The last stage of the HTTP pipeline: routes each aggregated request to the coordinator and writes
@@ -261,7 +261,7 @@ final class RequestDispatcher extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         // Connection resets and the like: the client is gone; there is nobody to answer.
-        Throwable t = cause instanceof CompletionException && cause.getCause() != null ? cause.getCause() : cause;
+        Throwable t = Failures.unwrap(cause);
         GatewayContext.log.debug("closing connection {} after {}", ctx.channel().remoteAddress(), t.toString());
         ctx.close();
     }

@@ -11,8 +11,8 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
+import io.kvorum.node.util.Failures;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,10 +66,7 @@ final class Responses {
 
     /** The answer for a request that failed with {@code error}. */
     static FullHttpResponse forFailure(Throwable error) {
-        Throwable t = error;
-        while (t instanceof CompletionException && t.getCause() != null) {
-            t = t.getCause();
-        }
+        Throwable t = Failures.unwrap(error);
         if (t instanceof BadRequestException) {
             return text(HttpResponseStatus.BAD_REQUEST, t.getMessage());
         }

@@ -6,13 +6,13 @@ import io.kvorum.node.repair.RepairException.Reason;
 import io.kvorum.node.storage.EntryStream;
 import io.kvorum.node.storage.LevelDbStore.Entry;
 import io.kvorum.node.storage.StorageOverloadedException;
+import io.kvorum.node.util.Failures;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -329,10 +329,7 @@ public abstract class AntiEntropySession {
     }
 
     static RepairException asRepairException(Throwable error) {
-        Throwable t = error;
-        while (t instanceof CompletionException && t.getCause() != null) {
-            t = t.getCause();
-        }
+        Throwable t = Failures.unwrap(error);
         if (t instanceof RepairException r) {
             return r;
         }

@@ -122,7 +122,7 @@ class MergedEntryStreamTest {
         try {
             f.get(10, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
-            return Coordinator.unwrap(e.getCause());
+            return io.kvorum.node.util.Failures.unwrap(e.getCause());
         } catch (java.util.concurrent.TimeoutException e) {
             throw new AssertionError("no answer within 10 s", e);
         }

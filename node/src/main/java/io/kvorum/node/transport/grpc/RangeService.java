@@ -11,8 +11,8 @@ import io.kvorum.proto.RangeScanBatch;
 import io.kvorum.proto.RangeScanGrpc;
 import io.kvorum.proto.RangeScanRequest;
 import io.kvorum.proto.RequestHeader;
+import io.kvorum.node.util.Failures;
 import java.util.List;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -146,7 +146,7 @@ public final class RangeService extends RangeScanGrpc.RangeScanImplBase {
     }
 
     private static Status toStatus(Throwable error) {
-        Throwable t = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        Throwable t = Failures.unwrap(error);
         if (t instanceof StorageOverloadedException) {
             return Status.RESOURCE_EXHAUSTED.withDescription(t.getMessage());
         }

@@ -12,8 +12,8 @@ import io.kvorum.proto.ReplicaResponse;
 import io.kvorum.proto.ReplicationGrpc;
 import io.kvorum.proto.RequestHeader;
 import io.kvorum.proto.WriteResult;
+import io.kvorum.node.util.Failures;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -102,7 +102,7 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
     }
 
     private static ReplicaResponse errorResponse(long callId, Throwable error) {
-        Throwable t = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        Throwable t = Failures.unwrap(error);
         if (t instanceof StorageOverloadedException) {
             return error(callId, ReplicaError.Code.OVERLOADED, t.getMessage());
         }
