@@ -1,5 +1,6 @@
 package io.kvorum.it;
 
+import io.kvorum.testkit.History;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -2,8 +2,10 @@ package io.kvorum.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvorum.it.History.Outcome;
-import io.kvorum.it.History.Type;
+import io.kvorum.testkit.History.Outcome;
+import io.kvorum.testkit.History.Type;
+import io.kvorum.testkit.History;
+import io.kvorum.testkit.HistoryChecker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;

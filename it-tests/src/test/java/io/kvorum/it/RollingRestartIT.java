@@ -2,8 +2,9 @@ package io.kvorum.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvorum.it.History.Op;
-import io.kvorum.it.History.Outcome;
+import io.kvorum.testkit.History.Op;
+import io.kvorum.testkit.History.Outcome;
+import io.kvorum.testkit.History;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,9 +3,11 @@ package io.kvorum.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.KvorumClient;
-import io.kvorum.it.History.Op;
-import io.kvorum.it.History.Outcome;
-import io.kvorum.it.History.Type;
+import io.kvorum.testkit.History.Op;
+import io.kvorum.testkit.History.Outcome;
+import io.kvorum.testkit.History.Type;
+import io.kvorum.testkit.History;
+import io.kvorum.testkit.HistoryChecker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +38,7 @@ final class Verify {
             for (int i = 0; i < keys.size(); i++) {
                 int n = i % nodes.size();
                 String key = keys.get(i);
-                reads.add(pool.submit(() -> history.perform(-1, nodes.get(n), clients.get(n), Type.GET, key, null)));
+                reads.add(pool.submit(() -> history.perform(-1, nodes.get(n).id(), clients.get(n), Type.GET, key, null)));
             }
             List<Op> failed = new ArrayList<>();
             for (Future<Op> f : reads) {

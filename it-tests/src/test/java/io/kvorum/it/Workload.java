@@ -1,8 +1,9 @@
 package io.kvorum.it;
 
 import io.kvorum.client.KvorumClient;
-import io.kvorum.it.History.Op;
-import io.kvorum.it.History.Type;
+import io.kvorum.testkit.History.Op;
+import io.kvorum.testkit.History.Type;
+import io.kvorum.testkit.History;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,7 +49,7 @@ final class Workload implements AutoCloseable {
                     for (long seq = 0; seq < MAX_OPS_PER_CLIENT && !stopped.get(); seq++) {
                         int i = (int) ((client + seq) % nodes.size());
                         Step step = generator.next(client, seq, random);
-                        Op op = history.perform(client, nodes.get(i), kv.get(i), step.type(), step.key(), step.value());
+                        Op op = history.perform(client, nodes.get(i).id(), kv.get(i), step.type(), step.key(), step.value());
                         if (op.isAcked()) {
                             acked.incrementAndGet();
                         }

@@ -1,4 +1,4 @@
-package io.kvorum.it;
+package io.kvorum.testkit;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumException;
@@ -13,12 +13,12 @@ import java.util.concurrent.CompletionException;
  * A record of client operations against a cluster, each with when it was sent and answered and
  * what the answer lets a checker conclude. Thread-safe: many clients record into one history.
  */
-final class History {
+public final class History {
 
-    enum Type { PUT, DELETE, GET }
+    public enum Type { PUT, DELETE, GET }
 
     /** What an answer says about a write's effect (for a read, only {@link #OK} carries a value). */
-    enum Outcome {
+    public enum Outcome {
         /** 201/202, or a read that answered 200/404. */
         OK,
         /** Certainly no effect: 503, or the connection was refused (the request never left the client). */
@@ -42,14 +42,14 @@ final class History {
      *
      * @param value the value written by a PUT, or read by an OK GET ({@code null}: absent)
      */
-    record Op(int client, String node, Type type, String key, String value, Outcome outcome,
+    public record Op(int client, String node, Type type, String key, String value, Outcome outcome,
               long invokeNanos, long completeNanos, long invokeMillis, long completeMillis, String error) {
 
-        boolean isWrite() {
+        public boolean isWrite() {
             return type != Type.GET;
         }
 
-        boolean isAcked() {
+        public boolean isAcked() {
             return outcome == Outcome.OK;
         }
 
@@ -63,7 +63,7 @@ final class History {
     private final List<Op> ops = new ArrayList<>();
 
     /** Sends one request and records it, with its outcome classified. */
-    Op perform(int clientId, ClusterNode node, KvorumClient client, Type type, String key, String putValue) {
+    public Op perform(int clientId, String nodeId, KvorumClient client, Type type, String key, String putValue) {
         long invokeMillis = System.currentTimeMillis();
         long invokeNanos = System.nanoTime();
         String value = putValue;
@@ -88,7 +88,7 @@ final class History {
             } else if (cause instanceof KvorumException k && k.isOverloaded()) {
                 outcome = Outcome.NO_EFFECT;
             } else if (cause instanceof KvorumException k) {
-                throw new AssertionError(type + " " + key + " via " + node.id() + " answered " + k.getMessage(), k);
+                throw new AssertionError(type + " " + key + " via " + nodeId + " answered " + k.getMessage(), k);
             } else if (cause instanceof ConnectException) {
                 outcome = Outcome.NO_EFFECT;
             } else {
@@ -98,22 +98,22 @@ final class History {
                 value = null;
             }
         }
-        Op op = new Op(clientId, node.id(), type, key, value, outcome, invokeNanos, System.nanoTime(),
+        Op op = new Op(clientId, nodeId, type, key, value, outcome, invokeNanos, System.nanoTime(),
                 invokeMillis, System.currentTimeMillis(), error);
         add(op);
         return op;
     }
 
-    synchronized void add(Op op) {
+    public synchronized void add(Op op) {
         ops.add(op);
     }
 
-    synchronized List<Op> ops() {
+    public synchronized List<Op> ops() {
         return List.copyOf(ops);
     }
 
     /** Counts by type and outcome, for the test's report line. */
-    synchronized String summary() {
+    public synchronized String summary() {
         StringBuilder sb = new StringBuilder(ops.size() + " ops:");
         for (Type t : Type.values()) {
             for (Outcome o : Outcome.values()) {

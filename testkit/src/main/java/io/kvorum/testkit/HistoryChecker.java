@@ -1,8 +1,8 @@
-package io.kvorum.it;
+package io.kvorum.testkit;
 
-import io.kvorum.it.History.Op;
-import io.kvorum.it.History.Outcome;
-import io.kvorum.it.History.Type;
+import io.kvorum.testkit.History.Op;
+import io.kvorum.testkit.History.Outcome;
+import io.kvorum.testkit.History.Type;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -30,16 +30,16 @@ import java.util.Map;
  * the initial state when F is empty. Reads of writes that may or may not have been applied are not
  * required to be monotonic: a partly applied write can be seen by one quorum and missed by the next.
  */
-final class HistoryChecker {
+public final class HistoryChecker {
 
     /** Two milliseconds of wall clock: past the HLC's millisecond granularity with room to spare. */
-    static final long GUARD_MILLIS = 2;
+    public static final long GUARD_MILLIS = 2;
 
     private HistoryChecker() {
     }
 
     /** The violations in {@code ops}, each a readable sentence; empty when the history is valid. */
-    static List<String> check(List<Op> ops) {
+    public static List<String> check(List<Op> ops) {
         Map<String, List<Op>> byKey = new HashMap<>();
         Map<String, Op> putsByValue = new HashMap<>();
         for (Op op : ops) {

@@ -1,15 +1,15 @@
-package io.kvorum.it;
+package io.kvorum.testkit;
 
-import static io.kvorum.it.History.Outcome.MAYBE_ANY_TIME;
-import static io.kvorum.it.History.Outcome.MAYBE_BEFORE_ANSWER;
-import static io.kvorum.it.History.Outcome.NO_EFFECT;
-import static io.kvorum.it.History.Outcome.OK;
+import static io.kvorum.testkit.History.Outcome.MAYBE_ANY_TIME;
+import static io.kvorum.testkit.History.Outcome.MAYBE_BEFORE_ANSWER;
+import static io.kvorum.testkit.History.Outcome.NO_EFFECT;
+import static io.kvorum.testkit.History.Outcome.OK;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvorum.it.History.Op;
-import io.kvorum.it.History.Outcome;
-import io.kvorum.it.History.Type;
+import io.kvorum.testkit.History.Op;
+import io.kvorum.testkit.History.Outcome;
+import io.kvorum.testkit.History.Type;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
