@@ -109,6 +109,17 @@ class DocumentationTest {
     // ---- docs/architecture.md ----
 
     @Test
+    void theArchitecturePageAndTheReadmeNameEveryModule() throws IOException {
+        Set<String> modules = matches(Files.readString(root().resolve("pom.xml"), UTF_8), "<module>([^<]+)</module>");
+        assertThat(modules).contains("node", "api");
+
+        assertThat(firstCells(table("docs/architecture.md", "module", "artifact", "what it holds")))
+                .as("the module table of docs/architecture.md").containsExactlyInAnyOrderElementsOf(modules);
+        assertThat(firstCells(table("README.md", "module", "what")))
+                .as("the layout table of README.md").containsExactlyInAnyOrderElementsOf(modules);
+    }
+
+    @Test
     void theArchitecturePageNamesEveryPackageOfTheNode() throws IOException {
         Path main = root().resolve("node/src/main/java");
         Set<String> packages = new TreeSet<>();
