@@ -138,10 +138,9 @@ public final class MiniCluster implements AutoCloseable {
     private final Map<String, KvorumClient> clients = new ConcurrentHashMap<>();
     private final List<KvorumNode> outsiders = new ArrayList<>();
 
-    private MiniCluster(NodeLauncher launcher, Path root, int n, Map<NodeOption, String> extraOptions)
+    private MiniCluster(NodeLauncher launcher, Path root, int n, Map<NodeOption, String> extraOptions, long seed)
             throws ConfigException {
         this.launcher = launcher;
-        long seed = networkSeed();
         this.network = new SimulatedNetwork(seed);
         this.seed = seed;
         this.root = root;
@@ -180,8 +179,14 @@ public final class MiniCluster implements AutoCloseable {
      */
     public static void runWithNewCluster(NodeLauncher launcher, int n, Map<NodeOption, String> extraOptions,
                                          ThrowingConsumer<MiniCluster> test) throws Exception {
+        runWithNewCluster(launcher, n, extraOptions, networkSeed(), test);
+    }
+
+    /** As above, with the seed of the cluster's {@link SimulatedNetwork} given (seeded fault schedules). */
+    public static void runWithNewCluster(NodeLauncher launcher, int n, Map<NodeOption, String> extraOptions,
+                                         long networkSeed, ThrowingConsumer<MiniCluster> test) throws Exception {
         Path root = Files.createTempDirectory("kvorum-minicluster-");
-        MiniCluster cluster = startWithRetries(launcher, root, n, extraOptions);
+        MiniCluster cluster = startWithRetries(launcher, root, n, extraOptions, networkSeed);
         try {
             test.accept(cluster);
         } catch (Throwable t) {
@@ -193,9 +198,9 @@ public final class MiniCluster implements AutoCloseable {
     }
 
     private static MiniCluster startWithRetries(NodeLauncher launcher, Path root, int n,
-                                                Map<NodeOption, String> extraOptions) throws Exception {
+                                                Map<NodeOption, String> extraOptions, long seed) throws Exception {
         for (int attempt = 1; ; attempt++) {
-            MiniCluster cluster = new MiniCluster(launcher, root, n, extraOptions);
+            MiniCluster cluster = new MiniCluster(launcher, root, n, extraOptions, seed);
             try {
                 for (String id : cluster.ids()) {
                     cluster.startNode(id);
