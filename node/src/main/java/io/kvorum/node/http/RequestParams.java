@@ -89,14 +89,16 @@ final class RequestParams {
             from = has("from") ? positiveInt("from", string("from")) : null;
         }
         int f = from != null ? from : replicationFactor;
-        int a = ack != null ? ack : f / 2 + 1;
         if (f > clusterSize) {
             throw new BadRequestException("from=" + f + " is more than the " + clusterSize + " nodes of the cluster");
         }
-        if (a > f) {
-            throw new BadRequestException("ack=" + a + " is more than from=" + f);
+        if (ack == null) {
+            return Quorum.majorityOf(f);
         }
-        return new Quorum(a, f);
+        if (ack > f) {
+            throw new BadRequestException("ack=" + ack + " is more than from=" + f);
+        }
+        return new Quorum(ack, f);
     }
 
     /** The {@code ttl} in milliseconds, or 0 when absent. Valid only on PUT; callers check. */
