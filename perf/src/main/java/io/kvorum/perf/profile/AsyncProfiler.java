@@ -19,7 +19,7 @@ import java.util.zip.GZIPOutputStream;
  * async-profiler (from the tools.profiler:async-profiler jar on this classpath) loaded into a
  * running node through the Attach API: {@link #start} records cpu, allocation and lock samples
  * into a JFR file, {@link #stop} writes it, {@link #convert} turns it into flame graphs and
- * collapsed cpu stacks with jfr-converter, run as a subprocess.
+ * collapsed stacks, per event, with jfr-converter, run as a subprocess.
  *
  * <p>For cpu samples async-profiler uses perf_events when the kernel allows them and falls back to
  * a timer (ctimer/itimer) otherwise, e.g. in containers; it says so in the node's log, which
@@ -34,7 +34,16 @@ public final class AsyncProfiler {
      * The collapsed cpu stacks of a run, gzipped: plain they reach a megabyte, and run folders are
      * committed. Runs before this wrote a plain {@code cpu.collapsed}; {@link FrameDiff} reads both.
      */
-    public static final String CPU_COLLAPSED = "cpu.collapsed.gz";
+    public static final String CPU_COLLAPSED = collapsed(Event.CPU);
+
+    /**
+     * The gzipped collapsed stacks of {@code event} in a run folder ({@code cpu.collapsed.gz},
+     * {@code alloc.collapsed.gz}, {@code lock.collapsed.gz}): the JFR file is not kept, and with
+     * these each flame graph can be drawn again (jfr-converter, collapsed to html).
+     */
+    public static String collapsed(Event event) {
+        return event.name().toLowerCase() + ".collapsed.gz";
+    }
 
     private static final String LIBRARY_RESOURCE = "/linux-x64/libasyncProfiler.so";
 
@@ -129,7 +138,8 @@ public final class AsyncProfiler {
 
     /**
      * Converts {@code jfr} into {@code cpu.html}, {@code alloc.html}, {@code lock.html} (for the
-     * events recorded) and {@link #CPU_COLLAPSED} in {@code runDir}; returns the files written.
+     * events recorded) and, for each of them, its gzipped collapsed stacks ({@link #collapsed}) in
+     * {@code runDir}; returns the files written, the flame graphs first.
      */
     public static List<Path> convert(Path jfr, Set<Event> events, Path runDir) throws IOException, InterruptedException {
         List<Path> written = new ArrayList<>();
@@ -139,10 +149,11 @@ public final class AsyncProfiler {
             jfrconv(List.of("--" + name, "--title", "Kvorum n1 " + name, jfr.toString(), html.toString()), runDir);
             written.add(html);
         }
-        if (events.contains(Event.CPU)) {
-            Path plain = runDir.resolve("cpu.collapsed");
-            jfrconv(List.of("--cpu", "-o", "collapsed", jfr.toString(), plain.toString()), runDir);
-            Path gzipped = runDir.resolve(CPU_COLLAPSED);
+        for (Event event : events) {
+            String name = event.name().toLowerCase();
+            Path plain = runDir.resolve(name + ".collapsed");
+            jfrconv(List.of("--" + name, "-o", "collapsed", jfr.toString(), plain.toString()), runDir);
+            Path gzipped = runDir.resolve(collapsed(event));
             gzip(plain, gzipped);
             Files.delete(plain);
             written.add(gzipped);
