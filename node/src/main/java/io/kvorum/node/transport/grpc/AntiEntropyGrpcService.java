@@ -27,11 +27,9 @@ final class AntiEntropyGrpcService extends AntiEntropyGrpc.AntiEntropyImplBase {
 
     private static final Logger log = LoggerFactory.getLogger(AntiEntropyGrpcService.class);
 
-    private final String clusterId;
     private final AntiEntropyResponders antiEntropy;
 
-    AntiEntropyGrpcService(String clusterId, AntiEntropyResponders antiEntropy) {
-        this.clusterId = clusterId;
+    AntiEntropyGrpcService(AntiEntropyResponders antiEntropy) {
         this.antiEntropy = antiEntropy;
     }
 
@@ -79,13 +77,6 @@ final class AntiEntropyGrpcService extends AntiEntropyGrpc.AntiEntropyImplBase {
 
         private void open(SyncRequest request) {
             RequestHeader header = request.getHeader();
-            if (!clusterId.equals(header.getClusterId())) {
-                log.warn("refusing an anti-entropy round from node '{}' of another cluster (its cluster id {}, ours {})",
-                        header.getSender(), header.getClusterId(), clusterId);
-                abort(new RepairException(Reason.REFUSED, "this node belongs to cluster " + clusterId + ", not "
-                        + header.getClusterId()));
-                return;
-            }
             if (!request.hasOpen()) {
                 abort(new RepairException(Reason.PROTOCOL, "a round must begin with open, not " + request.getStepCase()));
                 return;

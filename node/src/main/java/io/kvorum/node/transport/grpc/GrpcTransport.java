@@ -68,13 +68,13 @@ public final class GrpcTransport implements PeerTransport {
     @Override
     public void start(LocalServices local) throws IOException {
         String clusterId = ClusterIdentity.of(config.topology());
-        ForeignClusterLog foreign = new ForeignClusterLog(clusterId);
         int maxMessage = config.maxValueBytes() + MESSAGE_OVERHEAD_BYTES;
         server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), config.self().grpcPort()))
-                .addService(new ReplicationService(foreign, local.replica()))
-                .addService(new LivenessService(foreign, local.pings()))
-                .addService(new RangeService(clusterId, local.range(), RANGE_MESSAGE_BYTES))
-                .addService(new AntiEntropyGrpcService(clusterId, local.antiEntropy()))
+                .addService(new ReplicationService(local.replica()))
+                .addService(new LivenessService(local.pings()))
+                .addService(new RangeService(local.range(), RANGE_MESSAGE_BYTES))
+                .addService(new AntiEntropyGrpcService(local.antiEntropy()))
+                .intercept(new ClusterCheck(new ForeignClusterLog(clusterId)))
                 .directExecutor() // handlers only enqueue storage work; they never block
                 .maxInboundMessageSize(maxMessage)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)

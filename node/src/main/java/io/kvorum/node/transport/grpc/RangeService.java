@@ -35,7 +35,6 @@ public final class RangeService extends RangeScanGrpc.RangeScanImplBase {
     private static final Logger log = LoggerFactory.getLogger(RangeService.class);
     private static final AtomicInteger ACTIVE_SCANS = new AtomicInteger();
 
-    private final String clusterId;
     private final RangeSource local;
     private final int maxMessageBytes;
 
@@ -44,8 +43,7 @@ public final class RangeService extends RangeScanGrpc.RangeScanImplBase {
      * @param maxMessageBytes a batch from storage is sent as messages of about this size, so that
      *                        a message stays within the peer's inbound limit
      */
-    RangeService(String clusterId, RangeSource local, int maxMessageBytes) {
-        this.clusterId = clusterId;
+    RangeService(RangeSource local, int maxMessageBytes) {
         this.local = local;
         this.maxMessageBytes = maxMessageBytes;
     }
@@ -57,16 +55,6 @@ public final class RangeService extends RangeScanGrpc.RangeScanImplBase {
 
     @Override
     public void scan(RangeScanRequest request, StreamObserver<RangeScanBatch> responses) {
-        RequestHeader header = request.getHeader();
-        if (!clusterId.equals(header.getClusterId())) {
-            log.warn("refusing a range scan from node '{}' of another cluster (its cluster id {}, ours {}): "
-                    + "every node must be started with the same --cluster", header.getSender(),
-                    header.getClusterId(), clusterId);
-            responses.onError(Status.PERMISSION_DENIED
-                    .withDescription("this node belongs to cluster " + clusterId + ", not " + header.getClusterId())
-                    .asRuntimeException());
-            return;
-        }
         if (request.getStart().isEmpty()) {
             responses.onError(Status.INVALID_ARGUMENT.withDescription("a range needs a start key").asRuntimeException());
             return;

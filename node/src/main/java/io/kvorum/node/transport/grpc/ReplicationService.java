@@ -18,19 +18,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The replica side of {@code Replication.Exchange}: a package-private delegate that checks each
- * request's header in one place and hands the operation to this node's local {@link Replica}.
+ * The replica side of {@code Replication.Exchange}: a package-private delegate that hands each
+ * request to this node's local {@link Replica} (the cluster id was checked by {@link ClusterCheck}).
  * Answers go back on the same stream, tagged with the request's call id, in completion order.
  */
 final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
 
     private static final Logger log = LoggerFactory.getLogger(ReplicationService.class);
 
-    private final ForeignClusterLog clusters;
     private final Replica local;
 
-    ReplicationService(ForeignClusterLog clusters, Replica local) {
-        this.clusters = clusters;
+    ReplicationService(Replica local) {
         this.local = local;
     }
 
@@ -69,10 +67,6 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
     private CompletableFuture<ReplicaResponse> handle(ReplicaRequest request) {
         RequestHeader header = request.getHeader();
         long callId = header.getCallId();
-        if (!clusters.accepts("replication traffic", header)) {
-            return CompletableFuture.completedFuture(error(callId, ReplicaError.Code.WRONG_CLUSTER,
-                    "this node belongs to cluster " + clusters.clusterId() + ", not " + header.getClusterId()));
-        }
         try {
             switch (request.getOperationCase()) {
                 case READ -> {

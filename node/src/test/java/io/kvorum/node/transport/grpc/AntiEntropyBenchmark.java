@@ -61,7 +61,7 @@ public final class AntiEntropyBenchmark {
             System.out.printf("loaded both nodes in %.1f s%n", (System.nanoTime() - t0) / 1e9);
 
             Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).directExecutor()
-                    .addService(new AntiEntropyGrpcService(CLUSTER, b.service)).build().start();
+                    .addService(new AntiEntropyGrpcService(b.service)).build().start();
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext()
                     .directExecutor().build();
             try {

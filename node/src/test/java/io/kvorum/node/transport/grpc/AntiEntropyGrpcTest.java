@@ -65,7 +65,8 @@ class AntiEntropyGrpcTest {
         resources.add(node);
         Server server = InProcessServerBuilder.forName(CLUSTER + "-" + id).directExecutor()
                 .maxInboundMessageSize(MAX_MESSAGE_BYTES)
-                .addService(new AntiEntropyGrpcService(CLUSTER, node.service)).build().start();
+                .addService(new AntiEntropyGrpcService(node.service))
+                .intercept(new ClusterCheck(new ForeignClusterLog(CLUSTER))).build().start();
         resources.add(() -> server.shutdownNow().awaitTermination());
         return node;
     }

@@ -81,7 +81,8 @@ class GrpcRangeTest {
 
     private ManagedChannel channelTo(io.grpc.BindableService service) throws Exception {
         String name = InProcessServerBuilder.generateName();
-        servers.add(InProcessServerBuilder.forName(name).directExecutor().addService(service).build().start());
+        servers.add(InProcessServerBuilder.forName(name).directExecutor().addService(service)
+                .intercept(new ClusterCheck(new ForeignClusterLog(CLUSTER))).build().start());
         ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();
         channels.add(channel);
         return channel;
@@ -122,7 +123,7 @@ class GrpcRangeTest {
             ends.add(end);
             return stored;
         };
-        EntryStream scan = client(channelTo(new RangeService(CLUSTER, local, 1 << 20)), CLUSTER, PATIENT)
+        EntryStream scan = client(channelTo(new RangeService(local, 1 << 20)), CLUSTER, PATIENT)
                 .open("k".getBytes(StandardCharsets.UTF_8), null);
 
         List<Entry> first = next(scan);
@@ -144,7 +145,7 @@ class GrpcRangeTest {
     @Test
     void aNodeOfAnotherClusterIsRefused() throws Exception {
         ScriptedStream stored = new ScriptedStream(List.of(List.of(entry("k", Record.tombstone(1, "n1")))));
-        EntryStream scan = client(channelTo(new RangeService(CLUSTER, (s, e) -> stored, 1 << 20)), "cluster-b", PATIENT)
+        EntryStream scan = client(channelTo(new RangeService((s, e) -> stored, 1 << 20)), "cluster-b", PATIENT)
                 .open("k".getBytes(StandardCharsets.UTF_8), null);
 
         Throwable failure = failureOf(scan.next());
@@ -157,7 +158,7 @@ class GrpcRangeTest {
     @Test
     void overloadedStorageIsReportedAsOverload() throws Exception {
         ScriptedStream stored = new ScriptedStream(List.of(new StorageOverloadedException("read queue full")));
-        EntryStream scan = client(channelTo(new RangeService(CLUSTER, (s, e) -> stored, 1 << 20)), CLUSTER, PATIENT)
+        EntryStream scan = client(channelTo(new RangeService((s, e) -> stored, 1 << 20)), CLUSTER, PATIENT)
                 .open("k".getBytes(StandardCharsets.UTF_8), null);
 
         assertThat(failureOf(scan.next())).isInstanceOf(StorageOverloadedException.class)
@@ -169,7 +170,7 @@ class GrpcRangeTest {
     void closingTheStreamCancelsTheScanAndTheNodeClosesItsStream() throws Exception {
         ScriptedStream stored = new ScriptedStream(List.of(
                 List.of(entry("a", Record.tombstone(1, "n1"))), List.of(entry("b", Record.tombstone(1, "n1")))));
-        EntryStream scan = client(channelTo(new RangeService(CLUSTER, (s, e) -> stored, 1 << 20)), CLUSTER, PATIENT)
+        EntryStream scan = client(channelTo(new RangeService((s, e) -> stored, 1 << 20)), CLUSTER, PATIENT)
                 .open("a".getBytes(StandardCharsets.UTF_8), "z".getBytes(StandardCharsets.UTF_8));
 
         assertThat(next(scan)).hasSize(1);

@@ -1,0 +1,74 @@
+package io.kvorum.node.transport.grpc;
+
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Message;
+import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.kvorum.proto.RequestHeader;
+
+/**
+ * Refuses traffic from a node of another cluster (SPEC §5), in one place for every service: the
+ * first message of each call must carry a {@link RequestHeader} in field 1 (STYLE 4) with this
+ * cluster's id, and a later message that carries one must agree. A refused call is closed with
+ * {@code PERMISSION_DENIED} before its service sees anything, and logged ({@link ForeignClusterLog},
+ * rate-limited). Services therefore never check the cluster id themselves.
+ */
+final class ClusterCheck implements ServerInterceptor {
+
+    private final ForeignClusterLog refusals;
+
+    ClusterCheck(ForeignClusterLog refusals) {
+        this.refusals = refusals;
+    }
+
+    @Override
+    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
+                                                                 ServerCallHandler<ReqT, RespT> next) {
+        String traffic = call.getMethodDescriptor().getFullMethodName() + " calls";
+        return new SimpleForwardingServerCallListener<>(next.startCall(call, headers)) {
+            private boolean first = true; // gRPC delivers a call's messages one at a time
+            private boolean refused;
+
+            @Override
+            public void onMessage(ReqT message) {
+                if (refused) {
+                    return;
+                }
+                RequestHeader header = headerOf(message);
+                boolean accepted = header != null ? refusals.accepts(traffic, header) : !first;
+                first = false;
+                if (!accepted) {
+                    refused = true;
+                    call.close(Status.PERMISSION_DENIED.withDescription("this node belongs to cluster "
+                            + refusals.clusterId() + ", not " + (header != null ? header.getClusterId() : "(no header)")),
+                            new Metadata());
+                    return;
+                }
+                super.onMessage(message);
+            }
+
+            @Override
+            public void onHalfClose() {
+                if (!refused) {
+                    super.onHalfClose();
+                }
+            }
+        };
+    }
+
+    /** The header in field 1 of an internal request, or null when the message carries none. */
+    private static RequestHeader headerOf(Object message) {
+        if (message instanceof Message m) {
+            FieldDescriptor field = m.getDescriptorForType().findFieldByNumber(1);
+            if (field != null && field.getType() == FieldDescriptor.Type.MESSAGE && m.hasField(field)
+                    && m.getField(field) instanceof RequestHeader header) {
+                return header;
+            }
+        }
+        return null;
+    }
+}
