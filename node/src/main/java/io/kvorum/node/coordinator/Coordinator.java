@@ -2,10 +2,10 @@ package io.kvorum.node.coordinator;
 
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Placement;
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.storage.EntryStream;
 import io.kvorum.node.storage.LevelDbStore.Entry;
 import io.kvorum.node.storage.Record;
-import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.time.RequestTimer;
@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Writes are stamped here with this node's hybrid logical clock; every timestamp read back from
  * a replica moves that clock forward, so a later write through this node orders after it.
  *
- * <p>Failures: {@link NotEnoughReplicasException} (HTTP 504), or {@link StorageOverloadedException}
+ * <p>Failures: {@link NotEnoughReplicasException} (HTTP 504), or {@link OverloadedException}
  * (HTTP 503) when no replica took the request and at least one refused it for overload.
  */
 public final class Coordinator {
@@ -191,7 +191,7 @@ public final class Coordinator {
             boolean success = error == null;
             if (success) {
                 newest = Record.newest(newest, record);
-            } else if (Failures.unwrap(error) instanceof StorageOverloadedException) {
+            } else if (Failures.unwrap(error) instanceof OverloadedException) {
                 refusedForOverload = true;
             }
             tracker.onResponse(success);
@@ -212,7 +212,7 @@ public final class Coordinator {
 
         private RuntimeException failure(String why) {
             if (refusedForOverload && tracker.successes() == 0) {
-                return new StorageOverloadedException("replicas are overloaded");
+                return new OverloadedException("replicas are overloaded");
             }
             return new NotEnoughReplicasException(why + ": " + tracker.successes() + " of the " + quorum.ack()
                     + " required replicas (ack=" + quorum.ack() + ", from=" + quorum.from() + ") answered");

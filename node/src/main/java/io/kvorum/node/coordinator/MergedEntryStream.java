@@ -1,5 +1,6 @@
 package io.kvorum.node.coordinator;
 
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.storage.EntryStream;
 import io.kvorum.node.storage.LevelDbStore.Entry;
 import io.kvorum.node.storage.Record;
@@ -175,14 +176,14 @@ final class MergedEntryStream implements EntryStream {
         boolean overloaded = false;
         for (Source s : failed) {
             Throwable t = Failures.unwrap(s.failure);
-            overloaded |= t instanceof StorageOverloadedException;
+            overloaded |= t instanceof OverloadedException;
             why.append(why.length() == 0 ? "" : "; ").append(s.nodeId).append(": ").append(t.getMessage());
         }
         if (!first) {
             return new NotEnoughReplicasException("a node failed in the middle of the range (" + why + ")");
         }
         if (overloaded && failed.size() == all.size()) {
-            return new StorageOverloadedException("nodes are overloaded (" + why + ")");
+            return new OverloadedException("nodes are overloaded (" + why + ")");
         }
         return new NotEnoughReplicasException(failed.size() + " of " + all.size() + " nodes did not answer the range, "
                 + "at most " + maxFailuresBeforeFirst + " may be down (" + why + ")");

@@ -1,8 +1,7 @@
 package io.kvorum.node.http;
 
-import io.kvorum.node.coordinator.NotEnoughReplicasException;
-import io.kvorum.node.repair.RepairIncompleteException;
-import io.kvorum.node.storage.StorageOverloadedException;
+import io.kvorum.node.error.RequestException;
+import io.kvorum.node.util.Failures;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
@@ -11,7 +10,6 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
-import io.kvorum.node.util.Failures;
 import java.nio.charset.StandardCharsets;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,19 +65,15 @@ final class Responses {
     /** The answer for a request that failed with {@code error}. */
     static FullHttpResponse forFailure(Throwable error) {
         Throwable t = Failures.unwrap(error);
-        if (t instanceof BadRequestException) {
-            return text(HttpResponseStatus.BAD_REQUEST, t.getMessage());
+        if (!(t instanceof RequestException e)) {
+            log.error("request failed unexpectedly", t);
+            return text(HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal error: " + t);
         }
-        if (t instanceof NotEnoughReplicasException) {
-            return text(HttpResponseStatus.GATEWAY_TIMEOUT, "Not Enough Replicas: " + t.getMessage());
-        }
-        if (t instanceof RepairIncompleteException) {
-            return text(HttpResponseStatus.GATEWAY_TIMEOUT, "Repair incomplete: " + t.getMessage());
-        }
-        if (t instanceof StorageOverloadedException) {
-            return overloaded(t.getMessage());
-        }
-        log.error("request failed unexpectedly", t);
-        return text(HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal error: " + t);
+        return switch (e.code()) {
+            case BAD_REQUEST -> text(HttpResponseStatus.BAD_REQUEST, e.getMessage());
+            case NOT_ENOUGH_REPLICAS -> text(HttpResponseStatus.GATEWAY_TIMEOUT, "Not Enough Replicas: " + e.getMessage());
+            case REPAIR_INCOMPLETE -> text(HttpResponseStatus.GATEWAY_TIMEOUT, "Repair incomplete: " + e.getMessage());
+            case OVERLOADED -> overloaded(e.getMessage());
+        };
     }
 }

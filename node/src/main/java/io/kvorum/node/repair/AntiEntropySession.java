@@ -1,11 +1,11 @@
 package io.kvorum.node.repair;
 
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.repair.AntiEntropyMessage.Done;
 import io.kvorum.node.repair.AntiEntropyMessage.Records;
 import io.kvorum.node.repair.RepairException.Reason;
 import io.kvorum.node.storage.EntryStream;
 import io.kvorum.node.storage.LevelDbStore.Entry;
-import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.util.Failures;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -333,7 +333,7 @@ public abstract class AntiEntropySession {
         if (t instanceof RepairException r) {
             return r;
         }
-        if (t instanceof StorageOverloadedException) {
+        if (t instanceof OverloadedException) {
             return new RepairException(Reason.OVERLOADED, t.getMessage(), t);
         }
         if (t instanceof IllegalArgumentException) {

@@ -7,6 +7,7 @@ import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.config.ConfigException;
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.storage.EntryStream;
 import io.kvorum.node.storage.LevelDbStore.Entry;
 import io.kvorum.node.storage.Record;
@@ -274,11 +275,11 @@ class CoordinatorTest {
         for (FakeReplica f : order) {
             f.write().completeExceptionally(new StorageOverloadedException("full"));
         }
-        assertThat(failureOf(put)).isInstanceOf(StorageOverloadedException.class);
+        assertThat(failureOf(put)).isInstanceOf(OverloadedException.class);
 
         CompletableFuture<Record> get = coordinator().get(KEY, new Quorum(1, 1));
         order.get(0).read().completeExceptionally(new CompletionException(new StorageOverloadedException("full")));
-        assertThat(failureOf(get)).isInstanceOf(StorageOverloadedException.class);
+        assertThat(failureOf(get)).isInstanceOf(OverloadedException.class);
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.kvorum.node.coordinator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.storage.EntryStream;
 import io.kvorum.node.storage.LevelDbStore.Entry;
 import io.kvorum.node.storage.Record;
@@ -222,7 +223,7 @@ class MergedEntryStreamTest {
         FakeStream n1 = new FakeStream().failing(new StorageOverloadedException("read queue full"));
         FakeStream n2 = new FakeStream().failing(new ReplicaUnavailableException("n2 is unreachable"));
 
-        assertThat(failureOf(merge(2, n1, n2).next())).isInstanceOf(StorageOverloadedException.class);
+        assertThat(failureOf(merge(2, n1, n2).next())).isInstanceOf(OverloadedException.class);
     }
 
     @Test

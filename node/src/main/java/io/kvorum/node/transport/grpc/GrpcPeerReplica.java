@@ -6,8 +6,9 @@ import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.kvorum.node.coordinator.Replica;
-import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.coordinator.ReplicaUnavailableException.Reason;
+import io.kvorum.node.coordinator.ReplicaUnavailableException;
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.RequestTimer;
@@ -119,7 +120,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
             return result;
         }
         if (!inFlight.tryAcquire()) {
-            result.completeExceptionally(new StorageOverloadedException("too many requests in flight to " + peerId));
+            result.completeExceptionally(new OverloadedException("too many requests in flight to " + peerId));
             return result;
         }
         long callId = callIds.incrementAndGet();
@@ -133,7 +134,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
         int kib = (message.getSerializedSize() >> 10) + 1;
         if (!inFlightKiB.tryAcquire(kib)) {
             inFlight.release();
-            result.completeExceptionally(new StorageOverloadedException("too many bytes in flight to " + peerId));
+            result.completeExceptionally(new OverloadedException("too many bytes in flight to " + peerId));
             return result;
         }
         pending.answer.whenComplete((response, error) -> {
@@ -313,7 +314,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
 
     private RuntimeException toException(ReplicaError error) {
         return switch (error.getCode()) {
-            case OVERLOADED -> new StorageOverloadedException(peerId + " is overloaded: " + error.getMessage());
+            case OVERLOADED -> new OverloadedException(peerId + " is overloaded: " + error.getMessage());
             case WRONG_CLUSTER -> new ReplicaUnavailableException(peerId + " refused us: " + error.getMessage());
             case DEADLINE_PASSED -> new ReplicaUnavailableException(Reason.TIMED_OUT, peerId + " dropped an expired request");
             case INTERNAL, CODE_UNSPECIFIED, UNRECOGNIZED ->

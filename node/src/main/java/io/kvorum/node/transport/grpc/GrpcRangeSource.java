@@ -6,6 +6,7 @@ import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.storage.EntryStream;
 import io.kvorum.node.storage.LevelDbStore.Entry;
 import io.kvorum.node.storage.StorageOverloadedException;
@@ -156,7 +157,7 @@ public final class GrpcRangeSource implements RangeSource {
         public void onError(Throwable t) {
             Status status = Status.fromThrowable(t);
             fail(switch (status.getCode()) {
-                case RESOURCE_EXHAUSTED -> new StorageOverloadedException(peerId + " is overloaded: "
+                case RESOURCE_EXHAUSTED -> new OverloadedException(peerId + " is overloaded: "
                         + status.getDescription());
                 default -> new ReplicaUnavailableException(peerId + " failed the range scan: " + status.getCode()
                         + (status.getDescription() != null ? " " + status.getDescription() : ""));

@@ -1,6 +1,5 @@
 package io.kvorum.node.transport.grpc;
 
-import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.liveness.PingListener;
 import io.kvorum.proto.LivenessGrpc;

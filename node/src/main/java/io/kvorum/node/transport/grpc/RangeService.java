@@ -4,14 +4,13 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.RangeSource;
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.storage.EntryStream;
 import io.kvorum.node.storage.LevelDbStore.Entry;
-import io.kvorum.node.storage.StorageOverloadedException;
+import io.kvorum.node.util.Failures;
 import io.kvorum.proto.RangeScanBatch;
 import io.kvorum.proto.RangeScanGrpc;
 import io.kvorum.proto.RangeScanRequest;
-import io.kvorum.proto.RequestHeader;
-import io.kvorum.node.util.Failures;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -135,7 +134,7 @@ public final class RangeService extends RangeScanGrpc.RangeScanImplBase {
 
     private static Status toStatus(Throwable error) {
         Throwable t = Failures.unwrap(error);
-        if (t instanceof StorageOverloadedException) {
+        if (t instanceof OverloadedException) {
             return Status.RESOURCE_EXHAUSTED.withDescription(t.getMessage());
         }
         log.warn("range scan failed", t);

@@ -3,8 +3,9 @@ package io.kvorum.node.transport.grpc;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.storage.Record;
-import io.kvorum.node.storage.StorageOverloadedException;
+import io.kvorum.node.util.Failures;
 import io.kvorum.proto.ReadResult;
 import io.kvorum.proto.ReplicaError;
 import io.kvorum.proto.ReplicaRequest;
@@ -12,7 +13,6 @@ import io.kvorum.proto.ReplicaResponse;
 import io.kvorum.proto.ReplicationGrpc;
 import io.kvorum.proto.RequestHeader;
 import io.kvorum.proto.WriteResult;
-import io.kvorum.node.util.Failures;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -97,7 +97,7 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
 
     private static ReplicaResponse errorResponse(long callId, Throwable error) {
         Throwable t = Failures.unwrap(error);
-        if (t instanceof StorageOverloadedException) {
+        if (t instanceof OverloadedException) {
             return error(callId, ReplicaError.Code.OVERLOADED, t.getMessage());
         }
         log.warn("replica operation failed", t);

@@ -8,6 +8,7 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.RequestTimer;
@@ -96,7 +97,7 @@ class GrpcPeerReplicaTest {
         // 2 MiB and a little are in flight; a third MiB would pass the 3 MiB budget.
         CompletableFuture<Boolean> w3 = peer.write("c".getBytes(), value(MIB));
 
-        assertThat(failureOf(w3)).isInstanceOf(StorageOverloadedException.class);
+        assertThat(failureOf(w3)).isInstanceOf(OverloadedException.class);
         assertThat(w1).isNotDone();
         assertThat(w2).isNotDone();
         // Small requests still fit in what is left.
@@ -115,7 +116,7 @@ class GrpcPeerReplicaTest {
         CompletableFuture<Record> r1 = peer.read("a".getBytes());
         CompletableFuture<Record> r2 = peer.read("b".getBytes());
         // Two calls await answers: a third is refused at once.
-        assertThat(failureOf(peer.read("c".getBytes()))).isInstanceOf(StorageOverloadedException.class);
+        assertThat(failureOf(peer.read("c".getBytes()))).isInstanceOf(OverloadedException.class);
         // The silent replica never answers: each call ends by its own timer, not a stream deadline.
         assertThat(failureOf(r1)).isInstanceOf(ReplicaUnavailableException.class);
         assertThat(failureOf(r2)).isInstanceOf(ReplicaUnavailableException.class);

@@ -11,6 +11,7 @@ import io.grpc.stub.StreamObserver;
 import io.kvorum.node.TestNode;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.storage.EntryStream;
 import io.kvorum.node.storage.LevelDbStore.Entry;
 import io.kvorum.node.storage.Record;
@@ -161,7 +162,7 @@ class GrpcRangeTest {
         EntryStream scan = client(channelTo(new RangeService((s, e) -> stored, 1 << 20)), CLUSTER, PATIENT)
                 .open("k".getBytes(StandardCharsets.UTF_8), null);
 
-        assertThat(failureOf(scan.next())).isInstanceOf(StorageOverloadedException.class)
+        assertThat(failureOf(scan.next())).isInstanceOf(OverloadedException.class)
                 .hasMessageContaining("read queue full");
         TestNode.awaitUntil(PATIENT, () -> stored.closes.get() > 0 && RangeService.activeScans() == 0, "the failed scan closed its stream");
     }

@@ -1,0 +1,32 @@
+package io.kvorum.node.error;
+
+/**
+ * A request failed for a reason the client is told about: the one error type the core raises for
+ * that, with a {@link Code} that the HTTP layer maps to a status with one switch (Ambry's error
+ * codes are the model). Anything else that fails a request is unexpected and answers 500.
+ */
+public abstract class RequestException extends RuntimeException {
+
+    /** Why a request failed, as the client sees it. */
+    public enum Code {
+        /** The request is malformed (HTTP 400). */
+        BAD_REQUEST,
+        /** Fewer than {@code ack} replicas answered in time (HTTP 504). */
+        NOT_ENOUGH_REPLICAS,
+        /** A repair could not reach every peer (HTTP 504). */
+        REPAIR_INCOMPLETE,
+        /** Bounded queues, this node's or a peer's, were full: nothing was done (HTTP 503). */
+        OVERLOADED
+    }
+
+    private final Code code;
+
+    protected RequestException(Code code, String message) {
+        super(message, null, false, false);
+        this.code = code;
+    }
+
+    public final Code code() {
+        return code;
+    }
+}
