@@ -169,7 +169,9 @@ abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
         Map<String, String> data = new LinkedHashMap<>();
         for (int i = 0; i < n; i++) {
             String key = prefix + i;
-            assertThat(put(c, upNode(c, i), key, "v" + i, q(c.size(), c.size())).status()).isEqualTo(Answer.CREATED);
+            Answer answer = put(c, upNode(c, i), key, "v" + i, q(c.size(), c.size()));
+            assertThat(answer.status()).as("write %d to all through %s: %s", i, upNode(c, i), answer)
+                    .isEqualTo(Answer.CREATED);
             data.put(key, "v" + i);
         }
         return data;
