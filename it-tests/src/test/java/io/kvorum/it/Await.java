@@ -1,12 +1,15 @@
 package io.kvorum.it;
 
+import static org.awaitility.Awaitility.await;
+
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * Bounded polling: tests wait for a condition, never for a fixed time. A condition that does not
- * hold within its bound fails with a message that says what was awaited.
+ * hold within its bound fails with a message that says what was awaited. The polling is Awaitility's.
  */
 final class Await {
 
@@ -22,14 +25,13 @@ final class Await {
      * @throws AssertionError when the bound passes first
      */
     static void until(String what, Duration bound, BooleanSupplier condition, Supplier<String> details) {
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline >= 0) {
-                String more = details.get();
-                throw new AssertionError("timed out after " + bound.toMillis() + " ms waiting for " + what
-                        + (more.isEmpty() ? "" : "\n" + more));
-            }
-            pause(POLL_MILLIS);
+        try {
+            await(what).atMost(bound).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(POLL_MILLIS))
+                    .pollInSameThread().until(condition::getAsBoolean);
+        } catch (ConditionTimeoutException e) {
+            String more = details.get();
+            throw new AssertionError("timed out after " + bound.toMillis() + " ms waiting for " + what
+                    + (more.isEmpty() ? "" : "\n" + more), e);
         }
     }
 
@@ -37,7 +39,7 @@ final class Await {
         until(what, bound, condition, () -> "");
     }
 
-    /** Sleeps between two polls of a condition (never as a stand-in for one). */
+    /** Sleeps for a time the scenario chose (how long a fault lasts), never as a stand-in for a condition. */
     static void pause(long millis) {
         try {
             Thread.sleep(millis);

@@ -11,13 +11,8 @@ import com.github.dockerjava.api.model.MountType;
 import com.github.dockerjava.api.model.PortBinding;
 import com.github.dockerjava.api.model.Ports;
 import io.kvorum.client.KvorumClient;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
+import io.kvorum.testkit.Readiness;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,8 +41,6 @@ public final class ClusterNode {
     static final int GRPC_PORT = 9080;
     private static final Duration START_BOUND = Duration.ofSeconds(90);
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
-    private static final HttpClient STATUS_HTTP = HttpClient.newBuilder()
-            .connectTimeout(Duration.ofSeconds(1)).version(HttpClient.Version.HTTP_1_1).build();
 
     private final DockerClient docker;
     private final KvorumCluster cluster;
@@ -110,7 +103,7 @@ public final class ClusterNode {
     }
 
     private void createContainer() {
-        hostPort = hostPort == 0 ? freePort() : hostPort;
+        hostPort = hostPort == 0 ? io.kvorum.testkit.Ports.freePort() : hostPort;
         containerName = cluster.namePrefix() + "-" + id + (incarnation == 0 ? "" : "-" + incarnation);
         HostConfig host = HostConfig.newHostConfig()
                 .withNetworkMode(cluster.frontNetworkName())
@@ -145,7 +138,7 @@ public final class ClusterNode {
             if (incarnation == 0 && String.valueOf(e.getMessage()).contains("already allocated")) {
                 // The free port was taken between the probe and the start: move to another one.
                 docker.removeContainerCmd(containerId).withForce(true).exec();
-                hostPort = freePort();
+                hostPort = io.kvorum.testkit.Ports.freePort();
                 createContainer();
                 docker.startContainerCmd(containerId).exec();
             } else {
@@ -168,26 +161,16 @@ public final class ClusterNode {
 
     /** Waits until {@code GET /v0/status} answers 200; fails at once if the node exits. */
     void awaitServing() {
-        Await.until(id + " to serve GET /v0/status", START_BOUND, () -> {
+        Readiness.awaitStatus200(id, URI.create(uri() + "/v0/status"), START_BOUND, () -> {
             if (!isRunning()) {
                 throw new AssertionError(id + " exited with " + exitCode() + " while starting:\n" + tail(40));
             }
-            return isServing();
         }, () -> tail(40));
     }
 
     /** Whether {@code GET /v0/status} answers 200 within a second. */
     public boolean isServing() {
-        try {
-            HttpResponse<Void> r = STATUS_HTTP.send(HttpRequest.newBuilder(URI.create(uri() + "/v0/status"))
-                    .timeout(Duration.ofSeconds(1)).GET().build(), HttpResponse.BodyHandlers.discarding());
-            return r.statusCode() == 200;
-        } catch (IOException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+        return Readiness.answers200(URI.create(uri() + "/v0/status"), Duration.ofSeconds(1));
     }
 
     /** SIGKILL: a crash. Returns once the process is gone. */
@@ -325,15 +308,6 @@ public final class ClusterNode {
             }
         });
         containerId = null;
-    }
-
-    /** A port on the loopback that nothing listens on right now. */
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException("no free port on the loopback", e);
-        }
     }
 
     /** What a failure message needs: id, container, state. */

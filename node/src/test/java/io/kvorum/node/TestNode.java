@@ -1,6 +1,7 @@
 package io.kvorum.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
@@ -28,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
+import org.awaitility.core.ConditionTimeoutException;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -152,17 +154,11 @@ public final class TestNode implements AutoCloseable {
      * {@code what}. The polling interval is short; it is not a stand-in for the condition.
      */
     public static void awaitUntil(Duration timeout, BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out after " + timeout + " waiting until " + what);
-            }
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted while waiting until " + what, e);
-            }
+        try {
+            await(what).atMost(timeout).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10)).pollInSameThread()
+                    .until(condition::getAsBoolean);
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("timed out after " + timeout + " waiting until " + what, e);
         }
     }
 

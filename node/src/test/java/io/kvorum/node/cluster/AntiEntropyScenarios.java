@@ -129,14 +129,12 @@ abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
             c.restart("n3");
 
             // from=1 on keys whose first replica is n3 asks n3 alone, with every node up.
-            long deadline = System.nanoTime() + CONVERGENCE_BOUND.toNanos();
             List<String> missing = new ArrayList<>(n3First);
-            while (!missing.isEmpty()) {
+            within(CONVERGENCE_BOUND).untilAsserted(() -> {
                 missing.removeIf(key -> get(c, upNode(c, key.hashCode()), key, q(1, 1)).status() == Answer.OK);
-                assertThat(System.nanoTime() < deadline || missing.isEmpty())
-                        .as("n3 still lacks %s after %s of periodic anti-entropy", missing, CONVERGENCE_BOUND).isTrue();
-                Thread.onSpinWait();
-            }
+                assertThat(missing).as("n3 still lacks %s after %s of periodic anti-entropy", missing, CONVERGENCE_BOUND)
+                        .isEmpty();
+            });
             c.stop("n1");
             c.stop("n2");
             assertAloneServes(c, "n3", data);

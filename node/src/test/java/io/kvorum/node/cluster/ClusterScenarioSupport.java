@@ -1,6 +1,7 @@
 package io.kvorum.node.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumClient.Options;
@@ -23,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import org.awaitility.core.ConditionFactory;
 
 /**
  * What the multi-node scenarios share: a cluster per test, started through the transport the
@@ -33,6 +35,8 @@ import java.util.concurrent.CompletionException;
 abstract class ClusterScenarioSupport {
 
     static final String NOT_ENOUGH_REPLICAS = "Not Enough Replicas";
+    /** Between two polls of a bounded wait. */
+    static final Duration POLL_INTERVAL = Duration.ofMillis(20);
 
     private static final HttpClient RAW_HTTP = HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
@@ -228,25 +232,18 @@ abstract class ClusterScenarioSupport {
      */
     static void awaitAnswer(MiniCluster cluster, String via, String key, Options options, Answer expected,
                             Duration bound, String what) {
-        long deadline = System.nanoTime() + bound.toNanos();
-        Answer last;
-        while (!(last = get(cluster, via, key, options)).equals(expected)) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError(what + ": " + via + " still answers " + last + " for " + key + " instead of "
-                        + expected + " after " + bound.toMillis() + " ms");
-            }
-            pollPause();
-        }
+        within(bound).untilAsserted(() -> assertThat(get(cluster, via, key, options))
+                .as(what + ": " + via + " still answers the wrong thing for " + key + " after " + bound.toMillis()
+                        + " ms")
+                .isEqualTo(expected));
     }
 
-    /** Between two polls: short, but leaves the shared cores to the nodes. */
-    static void pollPause() {
-        try {
-            Thread.sleep(20);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted while polling", e);
-        }
+    /**
+     * A bounded poll: at once, then every {@link #POLL_INTERVAL} (short, but it leaves the shared
+     * cores to the nodes), on the test's own thread, failing after {@code bound}.
+     */
+    static ConditionFactory within(Duration bound) {
+        return await().atMost(bound).pollDelay(Duration.ZERO).pollInterval(POLL_INTERVAL).pollInSameThread();
     }
 
     static byte[] utf8(String s) {

@@ -185,14 +185,10 @@ abstract class HintedHandoffScenarios extends ClusterScenarioSupport {
 
     private static void awaitHints(MiniCluster c, String node, String peer, LongPredicate condition, Duration bound,
                                    String what) throws Exception {
-        long deadline = System.nanoTime() + bound.toNanos();
-        long last;
-        while (!condition.test(last = hintsPending(c, node, peer))) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out after " + bound.toMillis() + " ms waiting for " + what + ": " + node
-                        + " holds " + last + " hint(s) for " + peer);
-            }
-            pollPause();
-        }
+        within(bound).untilAsserted(() -> {
+            long last = hintsPending(c, node, peer);
+            assertThat(condition.test(last)).as("timed out after " + bound.toMillis() + " ms waiting for " + what
+                    + ": " + node + " holds " + last + " hint(s) for " + peer).isTrue();
+        });
     }
 }

@@ -86,16 +86,11 @@ abstract class LivenessScenarios extends ClusterScenarioSupport {
     }
 
     private static void awaitPeerState(MiniCluster c, String observer, String peer, String state) throws Exception {
-        long deadline = System.nanoTime() + NOTICED_WITHIN.toNanos();
-        String seen = peerState(c, observer, peer);
-        while (!seen.equals(state)) {
-            assertThat(System.nanoTime() - deadline)
-                    .as(observer + " still sees " + peer + " " + seen + " after " + NOTICED_WITHIN.toMillis()
-                            + " ms, expected " + state)
-                    .isNegative();
-            Thread.sleep(20); // a poll interval, bounded by the deadline above
-            seen = peerState(c, observer, peer);
-        }
+        within(NOTICED_WITHIN).untilAsserted(() -> {
+            String seen = peerState(c, observer, peer);
+            assertThat(seen).as(observer + " still sees " + peer + " " + seen + " after " + NOTICED_WITHIN.toMillis()
+                    + " ms, expected " + state).isEqualTo(state);
+        });
     }
 
     private static String peerState(MiniCluster c, String observer, String peer) throws Exception {

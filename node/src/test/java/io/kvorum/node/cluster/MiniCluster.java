@@ -7,10 +7,10 @@ import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.transport.memory.SimulatedNetwork;
+import io.kvorum.testkit.Ports;
+import io.kvorum.testkit.Readiness;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -144,7 +144,7 @@ public final class MiniCluster implements AutoCloseable {
         this.network = new SimulatedNetwork(seed);
         this.seed = seed;
         this.root = root;
-        int[] ports = freePorts(2 * n);
+        int[] ports = Ports.freePorts(2 * n);
         List<String> entries = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             entries.add("n" + (i + 1) + "=" + HOST + ":" + ports[2 * i] + ":" + ports[2 * i + 1]);
@@ -345,19 +345,7 @@ public final class MiniCluster implements AutoCloseable {
 
     /** Polls {@code GET /v0/status} until it answers 200, for at most {@link #READY_WITHIN}. */
     public void awaitReady(String id) {
-        long deadline = System.nanoTime() + READY_WITHIN.toNanos();
-        int attempts = 0;
-        while (true) {
-            attempts++;
-            if (client(id).isReady().join()) {
-                return;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(id + " did not answer /v0/status with 200 within " + READY_WITHIN
-                        + " (" + attempts + " attempts)");
-            }
-            pause();
-        }
+        Readiness.awaitStatus200(id, URI.create(httpUri(id) + "/v0/status"), READY_WITHIN, () -> { }, () -> "");
     }
 
     /**
@@ -375,33 +363,6 @@ public final class MiniCluster implements AutoCloseable {
         KvorumNode node = launcher.start(NodeConfig.fromRaw(raw), Clock.SYSTEM, network);
         outsiders.add(node);
         return node;
-    }
-
-    /**
-     * {@code count} distinct loopback ports that were free a moment ago: each bound with port 0 and
-     * released only after all are chosen, so they cannot repeat. Another process may still take one
-     * before the node binds it; {@link #runWithNewCluster} retries then.
-     */
-    public static int[] freePorts(int count) {
-        List<ServerSocket> sockets = new ArrayList<>();
-        try {
-            InetAddress loopback = InetAddress.getByName(HOST);
-            for (int i = 0; i < count; i++) {
-                ServerSocket s = new ServerSocket(0, 1, loopback);
-                sockets.add(s);
-            }
-            return sockets.stream().mapToInt(ServerSocket::getLocalPort).toArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot allocate loopback ports", e);
-        } finally {
-            for (ServerSocket s : sockets) {
-                try {
-                    s.close();
-                } catch (IOException ignored) {
-                    // a socket that fails to close holds its port; the others are released
-                }
-            }
-        }
     }
 
     /** One line per node: id, up or down, ports, data directory. */
@@ -435,16 +396,6 @@ public final class MiniCluster implements AutoCloseable {
         outsiders.clear();
         network.close();
         deleteRecursively(root);
-    }
-
-    /** Between two attempts of a bounded poll: long enough not to spin, short enough not to add up. */
-    private static void pause() {
-        try {
-            Thread.sleep(10);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting", e);
-        }
     }
 
     private KvorumNode node(String id) {

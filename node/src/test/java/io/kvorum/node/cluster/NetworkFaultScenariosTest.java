@@ -103,13 +103,10 @@ class NetworkFaultScenariosTest extends ClusterScenarioSupport {
 
     /** Polls {@code node} alone (ack=1, from=1 on a key it leads) until it holds {@code value}. */
     private static void awaitAlone(MiniCluster c, String node, String key, String value) throws InterruptedException {
-        long deadline = System.nanoTime() + CONVERGES_WITHIN.toNanos();
-        Answer seen = get(c, node, key, q(1, 1));
-        while (!seen.equals(new Answer(Answer.OK, value))) {
-            assertThat(System.nanoTime() - deadline).as(node + " still answers " + seen + " after "
-                    + CONVERGES_WITHIN.toMillis() + " ms, expected " + value).isNegative();
-            Thread.sleep(20); // a poll interval, bounded by the deadline above
-            seen = get(c, node, key, q(1, 1));
-        }
+        within(CONVERGES_WITHIN).untilAsserted(() -> {
+            Answer seen = get(c, node, key, q(1, 1));
+            assertThat(seen).as(node + " still answers " + seen + " after " + CONVERGES_WITHIN.toMillis()
+                    + " ms, expected " + value).isEqualTo(new Answer(Answer.OK, value));
+        });
     }
 }

@@ -78,16 +78,9 @@ abstract class ReadRepairScenarios extends ClusterScenarioSupport {
     /** Polls, within a bound, a read that only {@code node} can answer, until it answers {@code value}. */
     private static void assertEventuallyAlone(MiniCluster c, String node, String key, String value) {
         Options aloneOfAll = q(1, c.size());
-        long deadline = System.nanoTime() + REPAIR_BOUND.toNanos();
-        Answer last;
-        do {
-            last = get(c, node, key, aloneOfAll);
-            if (last.equals(new Answer(Answer.OK, value))) {
-                return;
-            }
-            Thread.onSpinWait();
-        } while (System.nanoTime() < deadline);
-        throw new AssertionError(node + " alone still answers " + last + " for " + key + " after " + REPAIR_BOUND
-                + "; read repair did not reach it");
+        within(REPAIR_BOUND).untilAsserted(() -> assertThat(get(c, node, key, aloneOfAll))
+                .as(node + " alone still answers the wrong thing for " + key + " after " + REPAIR_BOUND
+                        + "; read repair did not reach it")
+                .isEqualTo(new Answer(Answer.OK, value)));
     }
 }

@@ -4,6 +4,7 @@ import static io.kvorum.node.liveness.PeerLiveness.State.DOWN;
 import static io.kvorum.node.liveness.PeerLiveness.State.UNKNOWN;
 import static io.kvorum.node.liveness.PeerLiveness.State.UP;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.coordinator.ReplicaUnavailableException.Reason;
@@ -16,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -88,11 +90,9 @@ class HeartbeatsTest {
         toN2.answer().complete(null);
         toN3.answer().completeExceptionally(new ReplicaUnavailableException(Reason.TIMED_OUT, "no answer"));
         awaitState(liveness, "n3", DOWN); // an unknown peer that misses one heartbeat
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (liveness.snapshot().get("n2").rttMicros() != 3_000 && System.nanoTime() < deadline) {
-            Thread.sleep(5); // the sending thread records the round trip, maybe after the test moved on
-        }
-        assertThat(liveness.snapshot().get("n2").rttMicros()).as("measured by the heartbeat").isEqualTo(3_000);
+        // the sending thread records the round trip, maybe after the test moved on
+        within10s().untilAsserted(() ->
+                assertThat(liveness.snapshot().get("n2").rttMicros()).as("measured by the heartbeat").isEqualTo(3_000));
         assertThat(n2.next().kind()).as("the next tick").isEqualTo(Kind.HEARTBEAT);
         assertThat(n3.next().kind()).isEqualTo(Kind.RECONNECT);
     }
@@ -124,13 +124,13 @@ class HeartbeatsTest {
      * it after the test thread moved on.
      */
     static void awaitState(PeerLiveness liveness, String peer, PeerLiveness.State state) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (liveness.state(peer) != state) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(peer + " is " + liveness.state(peer) + ", not " + state + ", after 10 s");
-            }
-            Thread.sleep(5);
-        }
+        within10s().untilAsserted(() -> assertThat(liveness.state(peer)).as(peer + " after 10 s").isEqualTo(state));
+    }
+
+    /** A bounded poll every 5 ms, on the test's thread: the threads it waits for have the cores. */
+    private static ConditionFactory within10s() {
+        return await().atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5))
+                .pollInSameThread();
     }
 
     /**

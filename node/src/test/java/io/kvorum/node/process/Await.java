@@ -1,8 +1,11 @@
 package io.kvorum.node.process;
 
+import static org.awaitility.Awaitility.await;
+
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * Bounded polling: the tests wait for a condition, never for a fixed time. A condition that does
@@ -22,27 +25,16 @@ final class Await {
      * @throws AssertionError when the bound passes first
      */
     static void until(String what, Duration bound, BooleanSupplier condition, Supplier<String> details) {
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline >= 0) {
-                throw new AssertionError("timed out after " + bound.toMillis() + " ms waiting for " + what
-                        + "\n" + details.get());
-            }
-            pause();
+        try {
+            await(what).atMost(bound).pollDelay(Duration.ZERO).pollInterval(POLL_INTERVAL).pollInSameThread()
+                    .until(condition::getAsBoolean);
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("timed out after " + bound.toMillis() + " ms waiting for " + what
+                    + "\n" + details.get(), e);
         }
     }
 
     static void until(String what, Duration bound, BooleanSupplier condition) {
         until(what, bound, condition, () -> "");
-    }
-
-    /** One poll interval, between two checks of a condition. */
-    static void pause() {
-        try {
-            Thread.sleep(POLL_INTERVAL.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted while polling", e);
-        }
     }
 }

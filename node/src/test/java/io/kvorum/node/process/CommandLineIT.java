@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.node.config.NodeOption;
+import io.kvorum.testkit.Ports;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -77,7 +78,7 @@ class CommandLineIT {
     }
 
     static Stream<Arguments> badOptions() {
-        int[] p = NodeProcess.freePorts(4);
+        int[] p = Ports.freePorts(4);
         String ok = cluster("n1", p[0], p[1]);
         String loopback = "127.0.0.1:" + p[0] + ":" + p[1];
         return Stream.of(
@@ -138,7 +139,7 @@ class CommandLineIT {
 
     @Test
     void httpPortInUseIsRejected() throws IOException {
-        int[] p = NodeProcess.freePorts(2);
+        int[] p = Ports.freePorts(2);
         try (ServerSocket holder = new ServerSocket(p[0], 50, InetAddress.getLoopbackAddress())) {
             NodeProcess node = nodes.launch("port-in-use").workDir(workDir)
                     .args("--cluster", cluster("n1", p[0], p[1]), "--data-dir", tmp.resolve("data").toString())
@@ -152,7 +153,7 @@ class CommandLineIT {
         // Permissions do not stop root, but nothing can create a directory under a regular file.
         Path file = Files.writeString(tmp.resolve("plain-file"), "not a directory");
         Path dataDir = file.resolve("sub");
-        int[] p = NodeProcess.freePorts(2);
+        int[] p = Ports.freePorts(2);
         NodeProcess node = nodes.launch("bad-data-dir").workDir(workDir)
                 .args("--cluster", cluster("n1", p[0], p[1]), "--data-dir", dataDir.toString())
                 .start();
@@ -162,7 +163,7 @@ class CommandLineIT {
     @Test
     void dataDirInUseByARunningNodeIsRejected() {
         Path dataDir = tmp.resolve("shared-data");
-        int[] p = NodeProcess.freePorts(4);
+        int[] p = Ports.freePorts(4);
         NodeProcess owner = nodes.launch("owner").workDir(workDir)
                 .args("--cluster", cluster("n1", p[0], p[1]), "--data-dir", dataDir.toString())
                 .startReady(p[0]);
@@ -176,7 +177,7 @@ class CommandLineIT {
 
     @Test
     void environmentVariablesAloneConfigureTheNode() {
-        int[] p = NodeProcess.freePorts(2);
+        int[] p = Ports.freePorts(2);
         Path dataDir = tmp.resolve("env-data");
         NodeProcess node = nodes.launch("env").workDir(workDir)
                 .env("KVORUM_CLUSTER", cluster("n1", p[0], p[1]))
@@ -191,7 +192,7 @@ class CommandLineIT {
 
     @Test
     void flagWinsOverItsVariable() {
-        int[] p = NodeProcess.freePorts(4);
+        int[] p = Ports.freePorts(4);
         Path envData = tmp.resolve("env-data");
         Path flagData = tmp.resolve("flag-data");
         NodeProcess node = nodes.launch("flag-over-env").workDir(workDir)

@@ -5,6 +5,7 @@ import static io.kvorum.node.process.NodeProcess.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.KvorumClient;
+import io.kvorum.testkit.Ports;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -125,7 +126,7 @@ class CrashRecoveryIT {
         final List<String> args = new ArrayList<>();
 
         Node(List<String> extraArgs) {
-            int[] ports = NodeProcess.freePorts(2);
+            int[] ports = Ports.freePorts(2);
             http = ports[0];
             args.addAll(List.of("--cluster", cluster("n1", ports[0], ports[1]),
                     "--data-dir", tmp.resolve("data").toString()));

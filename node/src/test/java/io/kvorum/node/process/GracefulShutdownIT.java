@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumException;
+import io.kvorum.testkit.Ports;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -207,7 +208,7 @@ class GracefulShutdownIT {
         final List<String> args;
 
         Node() {
-            int[] ports = NodeProcess.freePorts(2);
+            int[] ports = Ports.freePorts(2);
             http = ports[0];
             args = List.of("--cluster", cluster("n1", ports[0], ports[1]),
                     "--data-dir", tmp.resolve("data").toString());

@@ -4,6 +4,7 @@ import static io.kvorum.node.process.NodeProcess.baseUri;
 import static io.kvorum.node.process.NodeProcess.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvorum.testkit.Ports;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,7 +35,7 @@ final class LocalCluster {
     LocalCluster(NodeProcesses nodes, Path dir, int size, String... extraArgs) {
         this.nodes = nodes;
         this.size = size;
-        int[] ports = NodeProcess.freePorts(2 * size);
+        int[] ports = Ports.freePorts(2 * size);
         this.http = new int[size];
         List<String> entries = new ArrayList<>();
         for (int i = 0; i < size; i++) {

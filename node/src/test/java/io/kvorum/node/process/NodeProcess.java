@@ -2,14 +2,10 @@ package io.kvorum.node.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvorum.testkit.Readiness;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,11 +34,6 @@ final class NodeProcess {
     /** How long a SIGKILLed process may take to be reaped. */
     static final Duration KILL_TIMEOUT = Duration.ofSeconds(30);
 
-    private static final HttpClient HTTP = HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(2))
-            .build();
-
     private final String name;
     private final List<String> command;
     private final Path workDir;
@@ -66,28 +57,6 @@ final class NodeProcess {
         Path jar = Path.of(path);
         assertThat(jar).as("the node jar, built by `mvn package`").isRegularFile();
         return jar;
-    }
-
-    /**
-     * A port that was free on 127.0.0.1 a moment ago. Nothing holds it afterwards, so another
-     * process may take it before the node does; the ports the kernel hands out for port 0 are
-     * chosen so that this is rare.
-     */
-    static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("no free port on 127.0.0.1", e);
-        }
-    }
-
-    /** {@code n} distinct ports, each free on 127.0.0.1 a moment ago (see {@link #freePort()}). */
-    static int[] freePorts(int n) {
-        java.util.Set<Integer> ports = new java.util.LinkedHashSet<>();
-        while (ports.size() < n) {
-            ports.add(freePort());
-        }
-        return ports.stream().mapToInt(Integer::intValue).toArray();
     }
 
     /** One {@code --cluster} entry on 127.0.0.1. */
@@ -145,26 +114,13 @@ final class NodeProcess {
      */
     NodeProcess awaitReady(int httpPort) {
         URI status = URI.create(baseUri(httpPort) + "/v0/status");
-        Await.until(name + " to answer GET " + status + " with 200", READY_TIMEOUT, () -> {
+        Readiness.awaitStatus200(name, status, READY_TIMEOUT, () -> {
             if (!process.isAlive()) {
                 throw new AssertionError(name + " exited with status " + process.exitValue()
                         + " before it was ready\n" + describe());
             }
-            return statusOk(status);
         }, this::describe);
         return this;
-    }
-
-    private static boolean statusOk(URI status) {
-        HttpRequest request = HttpRequest.newBuilder(status).timeout(Duration.ofSeconds(2)).GET().build();
-        try {
-            return HTTP.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-        } catch (IOException e) {
-            return false; // not listening yet
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
-        }
     }
 
     /** SIGKILL, then wait until the process is gone. */

@@ -1,6 +1,7 @@
 package io.kvorum.node.repair;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Logger;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -237,12 +239,11 @@ class HintStoreTest {
 
     /** Polls {@code condition} until it holds, failing the test after {@link #WRITER_BOUND}. */
     static void awaitTrue(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + WRITER_BOUND.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out after " + WRITER_BOUND + " waiting for " + what);
-            }
-            Thread.sleep(20);
+        try {
+            await(what).atMost(WRITER_BOUND).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20))
+                    .pollInSameThread().until(condition::getAsBoolean);
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("timed out after " + WRITER_BOUND + " waiting for " + what, e);
         }
     }
 }

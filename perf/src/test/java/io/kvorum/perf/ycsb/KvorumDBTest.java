@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpServer;
+import io.kvorum.testkit.Ports;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -166,7 +166,7 @@ class KvorumDBTest {
 
     @Test
     void unreachableNodeIsAnError() throws IOException {
-        DB db = open("http://127.0.0.1:" + closedPort());
+        DB db = open("http://127.0.0.1:" + Ports.freePort());
 
         assertThat(db.read("usertable", "user6", null, new HashMap<>())).isEqualTo(Status.ERROR);
         assertThat(db.scan("usertable", "user6", 10, null, new Vector<>())).isEqualTo(Status.ERROR);
@@ -264,13 +264,6 @@ class KvorumDBTest {
         Map<String, String> s = new HashMap<>();
         values.forEach((k, v) -> s.put(k, new String(v.toArray(), UTF_8)));
         return s;
-    }
-
-    /** A loopback port nothing listens on (bound, then closed). */
-    private static int closedPort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 
     /** A stand-in for an overloaded node: every request gets 503 with Retry-After. */
