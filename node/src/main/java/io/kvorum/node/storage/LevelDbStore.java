@@ -10,12 +10,18 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.iq80.leveldb.CompressionType;
 import org.iq80.leveldb.DB;
 import org.iq80.leveldb.DBIterator;
 import org.iq80.leveldb.Options;
 import org.iq80.leveldb.WriteBatch;
 import org.iq80.leveldb.WriteOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The node's records in one LevelDB database: key bytes to {@link RecordCodec}-encoded records.
@@ -27,11 +33,24 @@ import org.iq80.leveldb.WriteOptions;
  * <p>Durability: every batch goes to LevelDB's write-ahead log before {@link #apply} returns, so
  * it survives the death of the process; with {@code fsync} the log is also fsynced, so it
  * survives power loss.
+ *
+ * <p>Closing: LevelDB frees the database (block cache, table cache) on close, so an iterator used
+ * afterwards reads freed native memory. Callers must stop every reader first ({@code KvorumNode}
+ * closes storage last for that reason); as a safety net, {@link #close} waits for reads in
+ * progress, closes the cursors still open (logging that as an error, since it is a shutdown-order
+ * bug), and every later read fails with a {@link StorageException} instead of touching the
+ * database.
  */
 public final class LevelDbStore implements AutoCloseable {
 
+    private static final Logger log = LoggerFactory.getLogger(LevelDbStore.class);
+
     private final DB db;
     private final WriteOptions writeOptions;
+    /** Held shared by every use of {@link #db}, exclusively by {@link #close}. */
+    private final ReadWriteLock closeLock = new ReentrantReadWriteLock();
+    private final Set<Cursor> openCursors = ConcurrentHashMap.newKeySet();
+    private boolean closed; // guarded by closeLock
     private TimestampBound newestStored; // set once by open(), then the writer thread's
 
     private LevelDbStore(DB db, boolean fsync) {
@@ -76,8 +95,22 @@ public final class LevelDbStore implements AutoCloseable {
 
     /** The stored record of a key, tombstones and expired records included; null if none. */
     public Record get(byte[] key) {
-        byte[] bytes = db.get(key);
+        byte[] bytes;
+        closeLock.readLock().lock();
+        try {
+            checkOpen("a read");
+            bytes = db.get(key);
+        } finally {
+            closeLock.readLock().unlock();
+        }
         return bytes == null ? null : RecordCodec.decode(bytes);
+    }
+
+    /** Call with {@link #closeLock} held. */
+    private void checkOpen(String what) {
+        if (closed) {
+            throw new StorageException(what + " after close: the store is closed", null);
+        }
     }
 
     /**
@@ -92,7 +125,9 @@ public final class LevelDbStore implements AutoCloseable {
         // Later mutations of the same key in this batch must see the earlier ones.
         Map<ByteKey, Record> pending = new java.util.HashMap<>();
         long batchNewest = 0;
+        closeLock.readLock().lock();
         try (WriteBatch batch = db.createWriteBatch()) {
+            checkOpen("a write");
             for (int i = 0; i < mutations.size(); i++) {
                 Mutation m = mutations.get(i);
                 ByteKey key = new ByteKey(m.key());
@@ -130,6 +165,8 @@ public final class LevelDbStore implements AutoCloseable {
             }
         } catch (IOException e) {
             throw new StorageException("writing a batch failed", e);
+        } finally {
+            closeLock.readLock().unlock();
         }
         return applied;
     }
@@ -140,14 +177,42 @@ public final class LevelDbStore implements AutoCloseable {
      * closed, and used by one thread at a time.
      */
     public Cursor cursor(byte[] start, byte[] end) {
-        DBIterator iterator = db.iterator();
-        iterator.seek(start);
-        return new Cursor(iterator, end);
+        closeLock.readLock().lock();
+        try {
+            checkOpen("a scan");
+            DBIterator iterator = db.iterator();
+            iterator.seek(start);
+            Cursor cursor = new Cursor(iterator, end);
+            openCursors.add(cursor);
+            return cursor;
+        } finally {
+            closeLock.readLock().unlock();
+        }
     }
 
+    /**
+     * Waits for reads and writes in progress, closes the cursors still open (an error: their
+     * owners must have stopped before), and closes the database. Idempotent.
+     */
     @Override
     public void close() throws IOException {
-        db.close();
+        closeLock.writeLock().lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (!openCursors.isEmpty()) {
+                log.error("closing storage with {} cursor(s) still open; they fail from now on (read after close)",
+                        openCursors.size());
+                for (Cursor c : openCursors) {
+                    c.closeIterator();
+                }
+            }
+            db.close();
+        } finally {
+            closeLock.writeLock().unlock();
+        }
     }
 
     /** A change {@link #apply} can make. */
@@ -168,7 +233,7 @@ public final class LevelDbStore implements AutoCloseable {
     }
 
     /** See {@link #cursor}. */
-    public static final class Cursor implements AutoCloseable {
+    public final class Cursor implements AutoCloseable {
         private final DBIterator iterator;
         private final byte[] end;
         private boolean closed;
@@ -180,6 +245,18 @@ public final class LevelDbStore implements AutoCloseable {
 
         /** Up to {@code maxEntries} next entries, stopping early past {@code maxBytes}; empty at the end. */
         public List<Entry> next(int maxEntries, int maxBytes) {
+            closeLock.readLock().lock();
+            try {
+                if (LevelDbStore.this.closed) {
+                    throw new StorageException("a cursor read after close: the store is closed", null);
+                }
+                return nextOpen(maxEntries, maxBytes);
+            } finally {
+                closeLock.readLock().unlock();
+            }
+        }
+
+        private List<Entry> nextOpen(int maxEntries, int maxBytes) {
             List<Entry> out = new ArrayList<>(Math.min(maxEntries, 64));
             int bytes = 0;
             while (!closed && out.size() < maxEntries && bytes < maxBytes && iterator.hasNext()) {
@@ -202,8 +279,19 @@ public final class LevelDbStore implements AutoCloseable {
 
         @Override
         public void close() {
+            closeLock.readLock().lock();
+            try {
+                closeIterator(); // after the store closed, close() closed it already
+            } finally {
+                closeLock.readLock().unlock();
+            }
+        }
+
+        /** Call with {@link #closeLock} held. */
+        private void closeIterator() {
             if (!closed) {
                 closed = true;
+                openCursors.remove(this);
                 try {
                     iterator.close();
                 } catch (IOException e) {

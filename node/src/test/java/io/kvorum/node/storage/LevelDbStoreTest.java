@@ -1,6 +1,7 @@
 package io.kvorum.node.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.node.storage.LevelDbStore.Entry;
 import io.kvorum.node.storage.LevelDbStore.Mutation;
@@ -287,6 +288,23 @@ class LevelDbStoreTest {
         cursor.close();
         assertThat(cursor.next(10, 1 << 20)).isEmpty();
         cursor.close(); // idempotent
+    }
+
+    @Test
+    void aCursorStillOpenWhenTheStoreClosesFailsInsteadOfReadingFreedMemory() throws IOException {
+        for (int i = 0; i < 10; i++) {
+            put(key("k" + i), value(i + 1, "v"));
+        }
+        LevelDbStore.Cursor cursor = store.cursor(new byte[0], null);
+        assertThat(cursor.next(2, 1 << 20)).hasSize(2);
+        store.close();
+        assertThatThrownBy(() -> cursor.next(2, 1 << 20)).isInstanceOf(StorageException.class)
+                .hasMessageContaining("after close");
+        assertThatThrownBy(() -> store.get(key("k1"))).isInstanceOf(StorageException.class);
+        assertThatThrownBy(() -> store.cursor(new byte[0], null)).isInstanceOf(StorageException.class);
+        cursor.close(); // closed by the store already: nothing to do
+        store.close(); // idempotent
+        store = null;
     }
 
     @Test
