@@ -407,13 +407,17 @@ public final class KvorumNode implements AutoCloseable {
         if (hints != null) {
             hints.close(); // flushes queued hints; the handoff is closed already, which is idempotent
         }
-        maintenance.shutdownNow();
+        maintenance.shutdownNow(); // interrupts a purge, which stops between records
         deadlines.close();
         rangeTimer.shutdownNow();
         antiEntropyExecutor.shutdown(); // lets cancelled rounds close their storage scans first
         try {
             if (!antiEntropyExecutor.awaitTermination(2, TimeUnit.SECONDS)) {
                 antiEntropyExecutor.shutdownNow();
+            }
+            if (!maintenance.awaitTermination(2, TimeUnit.SECONDS)) {
+                log.error("the expiry purge did not stop within 2 s; leaving storage open rather than closing it under it");
+                return;
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

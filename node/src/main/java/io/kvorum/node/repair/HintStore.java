@@ -70,6 +70,7 @@ public final class HintStore implements HintSink, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(HintStore.class);
     static final Duration DROP_LOG_INTERVAL = Duration.ofSeconds(10);
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
     private static final long HOUSEKEEPING_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final byte FORMAT_V1 = 1;
     private static final int MAX_BATCH = 256;
@@ -486,11 +487,23 @@ public final class HintStore implements HintSink, AutoCloseable {
         return new Hint(peer, seq, key, RecordCodec.decode(record), createdAt);
     }
 
-    /** Stops taking hints, writes what is queued, and closes the database. Idempotent. */
+    /**
+     * Stops taking hints, writes what is queued, and closes the database. Idempotent.
+     *
+     * <p>If the writer is still running after {@link #CLOSE_WAIT} (a stuck disk), the database is
+     * left open, with an error logged: closing it under the writer would free native memory the
+     * writer is using, which can crash the JVM; left open, it costs nothing the process exit does
+     * not reclaim, and the hints already written are in LevelDB's log either way.
+     */
     @Override
     public void close() throws InterruptedException {
         closing = true;
-        writer.join(TimeUnit.SECONDS.toMillis(10));
+        writer.join(CLOSE_WAIT.toMillis());
+        if (writer.isAlive()) {
+            log.error("hint writer still busy after {} ms; leaving the hint database open rather than closing it "
+                    + "under it", CLOSE_WAIT.toMillis());
+            return;
+        }
         dbLock.writeLock().lock();
         try {
             if (!closed) {

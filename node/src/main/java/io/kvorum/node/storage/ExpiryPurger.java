@@ -21,6 +21,9 @@ import org.slf4j.LoggerFactory;
  * </ul>
  * Each change goes through the writer as a {@link LevelDbStore.Mutation.Purge}, which acts only if
  * the record is still the one the scan saw, so a concurrent write is never lost.
+ *
+ * <p>Cancellation: a pass stops early, between records, when its thread is interrupted (the node's
+ * shutdown interrupts the maintenance executor and waits for it before closing storage).
  */
 public final class ExpiryPurger {
 
@@ -37,14 +40,20 @@ public final class ExpiryPurger {
         this.tombstoneGraceMillis = tombstoneGraceMillis;
     }
 
-    /** One full pass; returns the number of records changed. Blocking; run it on its own thread. */
+    /**
+     * One full pass, or less if the thread is interrupted; returns the number of records changed.
+     * Blocking; run it on its own thread.
+     */
     public int runOnce() {
         int changed = 0;
         try (LevelDbStore.Cursor cursor = storage.store().cursor(new byte[0], null)) {
             List<Entry> batch;
-            while (!(batch = cursor.next(SCAN_BATCH, 1 << 20)).isEmpty()) {
+            while (!Thread.currentThread().isInterrupted() && !(batch = cursor.next(SCAN_BATCH, 1 << 20)).isEmpty()) {
                 long now = clock.currentTimeMillis();
                 for (Entry e : batch) {
+                    if (Thread.currentThread().isInterrupted()) {
+                        break; // keeps the interrupt: the caller's executor is shutting down
+                    }
                     Record r = e.record();
                     CompletableFuture<Boolean> done = null;
                     if (r.tombstone()) {

@@ -2,6 +2,7 @@ package io.kvorum.node.storage;
 
 import io.kvorum.node.storage.LevelDbStore.Mutation;
 import io.kvorum.node.util.NamedThreadFactory;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -31,6 +32,7 @@ public final class StorageService implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(StorageService.class);
     private static final int MAX_BATCH = 512;
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
     private final LevelDbStore store;
     private final BlockingQueue<PendingMutation> writeQueue;
@@ -148,15 +150,25 @@ public final class StorageService implements AutoCloseable {
 
     /**
      * Stops taking work, finishes what is queued, and closes the database. Queued reads and writes
-     * complete before the store closes.
+     * complete before the store closes. Callers must have stopped every other reader of
+     * {@link #store()} (cursors) first.
+     *
+     * <p>If the writer or a reader is still running after {@link #CLOSE_WAIT} (a stuck disk), the
+     * database is left open, with an error logged: closing it under a running thread would free
+     * the native memory that thread is using, which can crash the JVM, while leaving it open costs
+     * nothing that the process exit does not reclaim, and LevelDB's log keeps every acknowledged
+     * write either way.
      */
     @Override
     public void close() throws Exception {
         closing = true;
-        writer.join(TimeUnit.SECONDS.toMillis(10));
+        writer.join(CLOSE_WAIT.toMillis());
         readers.shutdown();
-        if (!readers.awaitTermination(10, TimeUnit.SECONDS)) {
-            log.warn("storage readers still busy after 10 s; closing anyway");
+        boolean readersDone = readers.awaitTermination(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        if (writer.isAlive() || !readersDone) {
+            log.error("storage {} still busy after {} ms; leaving the database open rather than closing it under it",
+                    writer.isAlive() ? "writer" : "readers", CLOSE_WAIT.toMillis());
+            return;
         }
         store.close();
     }

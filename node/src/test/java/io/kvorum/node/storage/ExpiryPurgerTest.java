@@ -186,4 +186,18 @@ class ExpiryPurgerTest {
         assertThat(overwritten.get()).isTrue();
         assertThat(read("k")).isEqualTo(rewritten);
     }
+
+    @Test
+    void anInterruptedPassStopsWithoutChangingAnything() {
+        write("k", Record.value(pack(T0, 0), "n1", key("v"), T0 + 100));
+        clock.set(T0 + 100);
+        Thread.currentThread().interrupt();
+        try {
+            assertThat(purger().runOnce()).isZero();
+            assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept for the executor").isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(read("k").tombstone()).isFalse();
+    }
 }
