@@ -137,7 +137,8 @@ class DocumentationTest {
         Map<String, String> creators = new TreeMap<>(); // thread name prefix -> class that names it
         for (Path file : javaFiles(root().resolve(MAIN))) {
             String className = file.getFileName().toString().replace(".java", "");
-            for (String prefix : matches(Files.readString(file, UTF_8), "new NamedThreadFactory\\(\"([^\"]+)\"\\)")) {
+            for (String prefix : matches(Files.readString(file, UTF_8),
+                    "(?:new NamedThreadFactory|NodeThreads\\.\\w+)\\(\"([^\"]+)\"")) {
                 creators.put(prefix, className);
             }
         }

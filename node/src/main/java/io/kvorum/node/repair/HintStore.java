@@ -6,7 +6,7 @@ import io.kvorum.node.coordinator.HintSink;
 import io.kvorum.node.storage.Record;
 import io.kvorum.node.storage.RecordCodec;
 import io.kvorum.node.time.Clock;
-import io.kvorum.node.util.NamedThreadFactory;
+import io.kvorum.node.util.NodeThreads;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -135,7 +135,7 @@ public final class HintStore implements HintSink, AutoCloseable {
         this.queue = new ArrayBlockingQueue<>(limits.queueCapacity());
         recover();
         this.lastHousekeeping = System.nanoTime();
-        this.writer = new NamedThreadFactory("hint-writer").newThread(this::writeLoop);
+        this.writer = NodeThreads.single("hint-writer", this::writeLoop);
         this.writer.start();
     }
 

@@ -2,7 +2,7 @@ package io.kvorum.node.repair;
 
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.repair.HintStore.Hint;
-import io.kvorum.node.util.NamedThreadFactory;
+import io.kvorum.node.util.NodeThreads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,8 +64,7 @@ public final class HintedHandoff implements AutoCloseable {
         this.peers = Map.copyOf(peers);
         this.checkInterval = checkInterval;
         this.window = window;
-        this.executor = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("hint-delivery"));
-        this.executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.executor = NodeThreads.scheduled("hint-delivery", 1);
     }
 
     /** Starts trying every {@code checkInterval}. */

@@ -1,7 +1,7 @@
 package io.kvorum.node.storage;
 
 import io.kvorum.node.storage.LevelDbStore.Mutation;
-import io.kvorum.node.util.NamedThreadFactory;
+import io.kvorum.node.util.NodeThreads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,10 +44,8 @@ public final class StorageService implements AutoCloseable {
     public StorageService(LevelDbStore store, int readerThreads, int queueCapacity) {
         this.store = store;
         this.writeQueue = new ArrayBlockingQueue<>(queueCapacity);
-        this.readers = new ThreadPoolExecutor(readerThreads, readerThreads, 0, TimeUnit.MILLISECONDS,
-                new ArrayBlockingQueue<>(queueCapacity), new NamedThreadFactory("storage-reader"),
-                new ThreadPoolExecutor.AbortPolicy());
-        this.writer = new NamedThreadFactory("storage-writer").newThread(this::writeLoop);
+        this.readers = NodeThreads.bounded("storage-reader", readerThreads, queueCapacity);
+        this.writer = NodeThreads.single("storage-writer", this::writeLoop);
         this.writer.start();
     }
 
