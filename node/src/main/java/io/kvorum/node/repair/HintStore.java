@@ -49,7 +49,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Bounds: per peer, at most {@link Limits#maxBytesPerPeer} bytes (a hint that would exceed it
  * is not stored) and hints no older than {@link Limits#maxAge} (older ones are deleted about once
- * a second). In front of the database, the queue of hints not yet written is bounded in entries
+ * a second of the {@link Clock}, which also times the drop log, so tests can drive both). In front of the database, the queue of hints not yet written is bounded in entries
  * and bytes; a hint that does not fit is dropped. Every drop is counted and logged, at most once
  * every {@link #DROP_LOG_INTERVAL} per peer and reason, naming the peer and how many were dropped:
  * anti-entropy repairs what a dropped hint carried.
@@ -122,7 +122,7 @@ public final class HintStore implements HintSink, AutoCloseable {
     private final ReadWriteLock dbLock = new ReentrantReadWriteLock();
     private final Thread writer;
     private long nextSeq; // writer thread only, after open
-    private long lastHousekeeping;
+    private long lastHousekeeping; // writer thread only, after open; Clock#nanoTime
     private volatile boolean closing;
     private volatile boolean writerDone;
     private boolean closed; // guarded by dbLock
@@ -134,7 +134,7 @@ public final class HintStore implements HintSink, AutoCloseable {
         this.clock = clock;
         this.queue = new ArrayBlockingQueue<>(limits.queueCapacity());
         recover();
-        this.lastHousekeeping = System.nanoTime();
+        this.lastHousekeeping = clock.nanoTime();
         this.writer = NodeThreads.single("hint-writer", this::writeLoop);
         this.writer.start();
     }
@@ -321,8 +321,9 @@ public final class HintStore implements HintSink, AutoCloseable {
                     logDrops(true);
                     return;
                 }
-                if (System.nanoTime() - lastHousekeeping >= HOUSEKEEPING_INTERVAL_NANOS) {
-                    lastHousekeeping = System.nanoTime();
+                long now = clock.nanoTime();
+                if (now - lastHousekeeping >= HOUSEKEEPING_INTERVAL_NANOS) {
+                    lastHousekeeping = now;
                     expireOld();
                     logDrops(false);
                 }
@@ -436,7 +437,7 @@ public final class HintStore implements HintSink, AutoCloseable {
 
     /** Logs the drops not logged yet, per peer and reason, at most once per {@link #DROP_LOG_INTERVAL}. */
     private void logDrops(boolean all) {
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         peers.forEach((peer, s) -> s.dropped.forEach((reason, c) -> {
             if (c.unlogged.get() > 0 && (all || !c.everLogged || now - c.lastLogged >= DROP_LOG_INTERVAL.toNanos())) {
                 c.lastLogged = now;

@@ -188,6 +188,7 @@ class HintStoreTest {
         assertThat(store.read("n2", 0, 10)).extracting(HintStoreTest::keyOf).containsExactly("k0", "k1", "k2");
         assertThat(store.pending("n3")).as("another peer has its own bound").isEqualTo(1);
         assertThat(store.droppedByReason()).containsEntry(DropReason.PEER_FULL, 2L);
+        clock.advance(1_000); // housekeeping, which logs drops, runs once a second of the store's clock
         awaitTrue("a log line about the drop", () -> logged.stream().anyMatch(line ->
                 line.matches("dropped \\d+ hint\\(s\\) for n2: .*--hint-max-bytes-per-peer.*anti-entropy.*")));
 
