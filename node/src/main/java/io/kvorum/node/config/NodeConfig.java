@@ -29,11 +29,19 @@ public record NodeConfig(
         Duration purgeInterval,
         Duration tombstoneGrace,
         long hintMaxBytesPerPeer,
-        Duration hintMaxAge) {
+        Duration hintMaxAge,
+        Tuning tuning) {
 
     /** Whether writes a peer missed are kept and delivered later (SPEC §3): off with {@code --hint-max-age 0}. */
     public boolean hintedHandoff() {
         return !hintMaxAge.isZero() && topology.size() > 1;
+    }
+
+    /** This configuration with other internal tuning (tests). */
+    public NodeConfig withTuning(Tuning other) {
+        return new NodeConfig(topology, self, dataDir, bindAddress, replicationFactor, fsync, antiEntropyInterval,
+                requestTimeout, maxValueBytes, storageQueue, storageReaders, httpThreads, purgeInterval,
+                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, other);
     }
 
     /** The configuration of a node started with no options at all. */
@@ -128,7 +136,8 @@ public record NodeConfig(
                     millis(NodeOption.PURGE_INTERVAL, 1),
                     millis(NodeOption.TOMBSTONE_GRACE, 0),
                     longIn(NodeOption.HINT_MAX_BYTES_PER_PEER, 0, Long.MAX_VALUE),
-                    millis(NodeOption.HINT_MAX_AGE, 0));
+                    millis(NodeOption.HINT_MAX_AGE, 0),
+                    Tuning.DEFAULTS);
         }
 
         private String name(NodeOption o) {

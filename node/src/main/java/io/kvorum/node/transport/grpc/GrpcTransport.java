@@ -7,6 +7,7 @@ import io.grpc.netty.NettyServerBuilder;
 import io.kvorum.node.cluster.ClusterIdentity;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.config.NodeConfig;
+import io.kvorum.node.config.Tuning;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.liveness.PeerProbe;
@@ -15,7 +16,6 @@ import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -27,23 +27,13 @@ import java.util.concurrent.TimeUnit;
  * The production {@link PeerTransport}: a gRPC server that serves this node's replica, range
  * scans, anti-entropy and liveness pings to its peers, and per peer one channel shared by a
  * {@link GrpcPeerReplica}, a {@link GrpcRangeSource}, a {@link GrpcAntiEntropyPeer} and a
- * {@link GrpcPeerProbe}. Every channel starts connecting at {@link #start}.
+ * {@link GrpcPeerProbe}. Every channel starts connecting at {@link #start}. Its limits and
+ * deadlines are {@link Tuning.Grpc}.
  */
 public final class GrpcTransport implements PeerTransport {
 
     /** The production transport, for {@code KvorumNode}. */
     public static final Factory FACTORY = GrpcTransport::new;
-
-    /** Headroom over the largest value for the rest of a message (key, header, record fields). */
-    private static final int MESSAGE_OVERHEAD_BYTES = 64 * 1024;
-    private static final int MAX_IN_FLIGHT_PER_PEER = 8192;
-    private static final long MAX_IN_FLIGHT_BYTES_PER_PEER = 256L << 20;
-    /** Range scan messages end past this size (plus one entry, which MESSAGE_OVERHEAD_BYTES allows for). */
-    private static final int RANGE_MESSAGE_BYTES = 32 * 1024;
-    /** The deadline of one anti-entropy round (the idle timeout of each wait is far shorter). */
-    private static final Duration ANTI_ENTROPY_ROUND_DEADLINE = Duration.ofHours(1);
-    /** How long a heartbeat waits for its answer (an announcement waits twice as long). */
-    private static final Duration PING_TIMEOUT = Duration.ofSeconds(1);
 
     private final NodeConfig config;
     private final ScheduledExecutorService scheduler;
@@ -68,11 +58,12 @@ public final class GrpcTransport implements PeerTransport {
     @Override
     public void start(LocalServices local) throws IOException {
         String clusterId = ClusterIdentity.of(config.topology());
-        int maxMessage = config.maxValueBytes() + MESSAGE_OVERHEAD_BYTES;
+        Tuning.Grpc tuning = config.tuning().grpc();
+        int maxMessage = config.maxValueBytes() + tuning.messageOverheadBytes();
         server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), config.self().grpcPort()))
                 .addService(new ReplicationService(local.replica()))
                 .addService(new LivenessService(local.pings()))
-                .addService(new RangeService(local.range(), RANGE_MESSAGE_BYTES))
+                .addService(new RangeService(local.range(), tuning.rangeMessageBytes()))
                 .addService(new AntiEntropyGrpcService(local.antiEntropy()))
                 .intercept(new ClusterCheck(new ForeignClusterLog(clusterId)))
                 .directExecutor() // handlers only enqueue storage work; they never block
@@ -95,12 +86,12 @@ public final class GrpcTransport implements PeerTransport {
                     .build();
             channel.getState(true); // connect now, not on the first request
             peers.add(new GrpcPeerReplica(m.id(), selfId, clusterId, channel, deadlines, config.requestTimeout(),
-                    MAX_IN_FLIGHT_PER_PEER, Math.max(MAX_IN_FLIGHT_BYTES_PER_PEER, 4L * maxMessage)));
+                    tuning.maxInFlightPerPeer(), Math.max(tuning.maxInFlightBytesPerPeer(), 4L * maxMessage)));
             peerRanges.put(m.id(), new GrpcRangeSource(m.id(), selfId, clusterId, channel, scheduler,
                     config.requestTimeout()));
             antiEntropyPeers.add(new GrpcAntiEntropyPeer(m.id(), selfId, clusterId, channel,
-                    ANTI_ENTROPY_ROUND_DEADLINE));
-            probes.add(new GrpcPeerProbe(m.id(), selfId, clusterId, channel, PING_TIMEOUT));
+                    tuning.antiEntropyRoundDeadline()));
+            probes.add(new GrpcPeerProbe(m.id(), selfId, clusterId, channel, tuning.pingTimeout()));
         }
     }
 

@@ -1,0 +1,83 @@
+package io.kvorum.node.config;
+
+import java.time.Duration;
+
+/**
+ * The node's internal tuning: sizes, intervals and time limits that an operator has no reason to
+ * set, so they are not {@link NodeOption}s. They are built in one place, {@link #DEFAULTS}; tests
+ * may start a node with other values ({@link NodeConfig#withTuning}).
+ *
+ * @param shutdownGrace          how long a graceful stop waits for HTTP requests in progress
+ * @param executorStopWait       how long a stop waits for each background executor (anti-entropy,
+ *                               expiry purge) to end before it gives up on it; storage is closed only
+ *                               once every reader has ended
+ * @param announceWait           how long a starting node waits for its peers to answer its
+ *                               announcement before it serves anyway
+ * @param storageCacheBytes      LevelDB's block cache for the records
+ * @param rangeBatchEntries      entries per batch of a range scan
+ * @param rangeBatchBytes        bytes per batch of a range scan (one entry may exceed it)
+ * @param antiEntropyIdleTimeout how long an anti-entropy round waits for its peer (e.g. to build its
+ *                               tree) before it fails
+ * @param hints                  hinted handoff
+ * @param liveness               heartbeats
+ * @param grpc                   the gRPC peer transport
+ */
+public record Tuning(
+        Duration shutdownGrace,
+        Duration executorStopWait,
+        Duration announceWait,
+        long storageCacheBytes,
+        int rangeBatchEntries,
+        int rangeBatchBytes,
+        Duration antiEntropyIdleTimeout,
+        Hints hints,
+        Liveness liveness,
+        Grpc grpc) {
+
+    /**
+     * @param checkInterval how often peers with hints are tried: well within SPEC's 5 s from a
+     *                      peer's return to delivery
+     * @param window        hints in flight to one peer at once
+     * @param queueBytes    bytes of hints waiting for the hint writer
+     */
+    public record Hints(Duration checkInterval, int window, long queueBytes) {
+    }
+
+    /**
+     * @param heartbeatInterval how often each peer is pinged; with {@code missesToDown}, a frozen
+     *                          peer is down within about 3 s
+     * @param missesToDown      missed heartbeats after which a peer is down
+     */
+    public record Liveness(Duration heartbeatInterval, int missesToDown) {
+    }
+
+    /**
+     * @param messageOverheadBytes        headroom over the largest value for the rest of a message
+     *                                    (key, header, record fields)
+     * @param maxInFlightPerPeer          replica requests in flight to one peer
+     * @param maxInFlightBytesPerPeer     bytes of replica requests in flight to one peer (at least four
+     *                                    of the largest messages)
+     * @param rangeMessageBytes           range scan messages end past this size (plus one entry, which
+     *                                    {@code messageOverheadBytes} allows for)
+     * @param antiEntropyRoundDeadline    the deadline of one anti-entropy round (the idle timeout of
+     *                                    each wait is far shorter)
+     * @param pingTimeout                 how long a heartbeat waits for its answer (an announcement
+     *                                    waits twice as long)
+     */
+    public record Grpc(int messageOverheadBytes, int maxInFlightPerPeer, long maxInFlightBytesPerPeer,
+                       int rangeMessageBytes, Duration antiEntropyRoundDeadline, Duration pingTimeout) {
+    }
+
+    /** The values every node runs with. */
+    public static final Tuning DEFAULTS = new Tuning(
+            Duration.ofSeconds(5),
+            Duration.ofSeconds(2),
+            Duration.ofSeconds(3),
+            64L << 20,
+            256,
+            256 * 1024,
+            Duration.ofSeconds(60),
+            new Hints(Duration.ofMillis(250), 64, 64L << 20),
+            new Liveness(Duration.ofSeconds(1), 2),
+            new Grpc(64 * 1024, 8192, 256L << 20, 32 * 1024, Duration.ofHours(1), Duration.ofSeconds(1)));
+}
