@@ -1,5 +1,7 @@
 package io.kvorum.node.coordinator;
 
+import io.kvorum.node.util.Failures;
+
 /**
  * A replica did not answer: it is down, unreachable, refused us, or missed the deadline. The
  * outcome of a write is then unknown (it may or may not have been stored). {@link #reason()} says
@@ -32,5 +34,10 @@ public final class ReplicaUnavailableException extends RuntimeException {
 
     public Reason reason() {
         return reason;
+    }
+
+    /** Why a future failed with {@code error}: its reason if it is one of these, else {@code FAILED}. */
+    public static Reason reasonOf(Throwable error) {
+        return Failures.unwrap(error) instanceof ReplicaUnavailableException e ? e.reason() : Reason.FAILED;
     }
 }

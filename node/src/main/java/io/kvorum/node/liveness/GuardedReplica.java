@@ -56,7 +56,7 @@ public final class GuardedReplica implements Replica {
                 liveness.answered(peer.nodeId(), -1);
                 return;
             }
-            switch (Heartbeats.reasonOf(error)) {
+            switch (ReplicaUnavailableException.reasonOf(error)) {
                 case UNREACHABLE -> {
                     liveness.unreachable(peer.nodeId());
                     heartbeats.probeSoon(peer.nodeId());

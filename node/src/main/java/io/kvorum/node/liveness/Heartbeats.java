@@ -130,22 +130,13 @@ public final class Heartbeats implements PingListener, AutoCloseable {
             if (error == null) {
                 // Only a plain heartbeat measures the network; the others include a reconnection.
                 liveness.answered(peer, kind == Kind.HEARTBEAT ? clock.nanoTime() - start : -1);
-            } else if (reasonOf(error) == ReplicaUnavailableException.Reason.TIMED_OUT) {
+            } else if (ReplicaUnavailableException.reasonOf(error) == ReplicaUnavailableException.Reason.TIMED_OUT) {
                 liveness.missed(peer);
             } else {
                 liveness.unreachable(peer);
             }
             return null;
         });
-    }
-
-    static ReplicaUnavailableException.Reason reasonOf(Throwable error) {
-        for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof ReplicaUnavailableException e) {
-                return e.reason();
-            }
-        }
-        return ReplicaUnavailableException.Reason.FAILED;
     }
 
     @Override

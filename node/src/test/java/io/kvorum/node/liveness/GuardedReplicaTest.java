@@ -41,7 +41,7 @@ class GuardedReplicaTest {
         CompletableFuture<Boolean> write = guarded.write(new byte[] {1}, Record.tombstone(1L << 16, "n1"));
         assertThat(read).isCompletedExceptionally();
         assertThat(write).isCompletedExceptionally();
-        assertThat(Heartbeats.reasonOf(read.handle((r, e) -> e).join())).isEqualTo(Reason.KNOWN_DOWN);
+        assertThat(ReplicaUnavailableException.reasonOf(read.handle((r, e) -> e).join())).isEqualTo(Reason.KNOWN_DOWN);
         assertThat(peer.calls).as("requests that reached the peer").hasValue(0);
     }
 
