@@ -9,7 +9,7 @@ import ch.qos.logback.core.AppenderBase;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.storage.ExpiryPurger;
 import io.kvorum.node.storage.LevelDbStore;
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.StorageService;
 import io.kvorum.node.time.HybridLogicalClock;
 import java.net.http.HttpResponse;

@@ -1,6 +1,6 @@
 package io.kvorum.node.coordinator;
 
-import io.kvorum.node.storage.EntryStream;
+import io.kvorum.node.model.EntryStream;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

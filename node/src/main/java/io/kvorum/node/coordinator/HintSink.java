@@ -1,6 +1,6 @@
 package io.kvorum.node.coordinator;
 
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.Record;
 
 /**
  * Where the {@link Coordinator} hands a write that one of its remote replicas did not acknowledge

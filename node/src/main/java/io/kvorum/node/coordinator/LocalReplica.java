@@ -1,6 +1,6 @@
 package io.kvorum.node.coordinator;
 
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.StorageService;
 import io.kvorum.node.time.HybridLogicalClock;
 import java.util.concurrent.CompletableFuture;

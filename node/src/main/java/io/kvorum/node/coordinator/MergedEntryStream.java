@@ -1,9 +1,9 @@
 package io.kvorum.node.coordinator;
 
 import io.kvorum.node.error.OverloadedException;
-import io.kvorum.node.storage.EntryStream;
-import io.kvorum.node.storage.LevelDbStore.Entry;
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.EntryStream;
+import io.kvorum.node.model.Entry;
+import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.util.Failures;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.kvorum.node.coordinator;
 
-import io.kvorum.node.storage.EntryStream;
+import io.kvorum.node.model.EntryStream;
 
 /**
  * Opens the raw entry stream (tombstones and expired records included) of a key range: one

@@ -42,7 +42,7 @@ public final class HttpGateway {
      * @param threads event-loop threads; 0 means one per core
      * @param status  the body of {@code GET /v0/status}
      * @param repair  runs {@code POST /v0/repair}; completes with its JSON summary (200), or fails with
-     *                {@link io.kvorum.node.repair.RepairIncompleteException} (504) when a peer was not reached
+     *                {@link io.kvorum.node.antientropy.RepairIncompleteException} (504) when a peer was not reached
      */
     public HttpGateway(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
                        int maxValueBytes, int threads, Supplier<String> status,

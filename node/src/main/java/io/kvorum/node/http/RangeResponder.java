@@ -1,7 +1,7 @@
 package io.kvorum.node.http;
 
-import io.kvorum.node.storage.EntryStream;
-import io.kvorum.node.storage.LevelDbStore.Entry;
+import io.kvorum.node.model.EntryStream;
+import io.kvorum.node.model.Entry;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultHttpContent;

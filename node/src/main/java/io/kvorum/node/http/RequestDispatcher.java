@@ -2,8 +2,8 @@ package io.kvorum.node.http;
 
 import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.coordinator.Quorum;
-import io.kvorum.node.storage.EntryStream;
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.EntryStream;
+import io.kvorum.node.model.Record;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;

@@ -2,7 +2,7 @@ package io.kvorum.node.liveness;
 
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.Record;
 import java.util.concurrent.CompletableFuture;
 
 /**

@@ -1,6 +1,7 @@
 package io.kvorum.node.storage;
 
-import io.kvorum.node.storage.LevelDbStore.Entry;
+import io.kvorum.node.model.Record;
+import io.kvorum.node.model.Entry;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
 import java.util.List;

@@ -1,5 +1,7 @@
 package io.kvorum.node.storage;
 
+import io.kvorum.node.model.Entry;
+import io.kvorum.node.model.Record;
 import static org.fusesource.leveldbjni.JniDBFactory.factory;
 
 import java.io.IOException;
@@ -226,10 +228,6 @@ public final class LevelDbStore implements AutoCloseable {
         /** Replace {@code expected} by {@code replacement} (null: delete the key) if it is still stored. */
         record Purge(byte[] key, Record expected, Record replacement) implements Mutation {
         }
-    }
-
-    /** One stored entry, as read by a {@link Cursor}. */
-    public record Entry(byte[] key, Record record) {
     }
 
     /** See {@link #cursor}. */

@@ -1,7 +1,8 @@
 package io.kvorum.node.storage;
 
+import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.storage.LevelDbStore.Cursor;
-import io.kvorum.node.storage.LevelDbStore.Entry;
+import io.kvorum.node.model.Entry;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;

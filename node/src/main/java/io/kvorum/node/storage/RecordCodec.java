@@ -1,5 +1,6 @@
 package io.kvorum.node.storage;
 
+import io.kvorum.node.model.Record;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 

@@ -7,7 +7,7 @@ import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.config.ConfigException;
 import io.kvorum.node.coordinator.CoordinatorTest.FakeReplica;
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.time.ManualClock;

@@ -3,9 +3,9 @@ package io.kvorum.node.coordinator;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.node.error.OverloadedException;
-import io.kvorum.node.storage.EntryStream;
-import io.kvorum.node.storage.LevelDbStore.Entry;
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.EntryStream;
+import io.kvorum.node.model.Entry;
+import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;

@@ -1,5 +1,6 @@
 package io.kvorum.node.http;
 
+import io.kvorum.node.model.Entry;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.coordinator.ReplicaUnavailableException.Reason;
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.Record;
 import io.kvorum.node.time.ManualClock;
 import java.time.Duration;
 import java.util.List;

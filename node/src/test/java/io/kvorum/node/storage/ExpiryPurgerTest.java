@@ -1,5 +1,6 @@
 package io.kvorum.node.storage;
 
+import io.kvorum.node.model.Record;
 import static io.kvorum.node.time.HybridLogicalClock.pack;
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,9 +1,10 @@
 package io.kvorum.node.storage;
 
+import io.kvorum.node.model.Record;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvorum.node.storage.LevelDbStore.Entry;
+import io.kvorum.node.model.Entry;
 import io.kvorum.node.storage.LevelDbStore.Mutation;
 import io.kvorum.node.storage.LevelDbStore.Mutation.Purge;
 import io.kvorum.node.storage.LevelDbStore.Mutation.Put;

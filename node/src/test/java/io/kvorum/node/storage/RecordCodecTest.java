@@ -1,5 +1,6 @@
 package io.kvorum.node.storage;
 
+import io.kvorum.node.model.Record;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

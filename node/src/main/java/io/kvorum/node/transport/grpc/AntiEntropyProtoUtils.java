@@ -1,16 +1,16 @@
 package io.kvorum.node.transport.grpc;
 
 import io.grpc.Status;
-import io.kvorum.node.repair.AntiEntropyMessage;
-import io.kvorum.node.repair.AntiEntropyMessage.DifferingBuckets;
-import io.kvorum.node.repair.AntiEntropyMessage.Done;
-import io.kvorum.node.repair.AntiEntropyMessage.HashQuery;
-import io.kvorum.node.repair.AntiEntropyMessage.NodeHashes;
-import io.kvorum.node.repair.AntiEntropyMessage.Open;
-import io.kvorum.node.repair.AntiEntropyMessage.Records;
-import io.kvorum.node.repair.RepairException;
-import io.kvorum.node.repair.RepairException.Reason;
-import io.kvorum.node.storage.LevelDbStore.Entry;
+import io.kvorum.node.antientropy.AntiEntropyMessage;
+import io.kvorum.node.antientropy.AntiEntropyMessage.DifferingBuckets;
+import io.kvorum.node.antientropy.AntiEntropyMessage.Done;
+import io.kvorum.node.antientropy.AntiEntropyMessage.HashQuery;
+import io.kvorum.node.antientropy.AntiEntropyMessage.NodeHashes;
+import io.kvorum.node.antientropy.AntiEntropyMessage.Open;
+import io.kvorum.node.antientropy.AntiEntropyMessage.Records;
+import io.kvorum.node.antientropy.RepairException;
+import io.kvorum.node.antientropy.RepairException.Reason;
+import io.kvorum.node.model.Entry;
 import io.kvorum.proto.SyncDifferingBuckets;
 import io.kvorum.proto.SyncDone;
 import io.kvorum.proto.SyncHashQuery;

@@ -9,7 +9,7 @@ import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.coordinator.ReplicaUnavailableException.Reason;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.error.OverloadedException;
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.proto.ReadRequest;

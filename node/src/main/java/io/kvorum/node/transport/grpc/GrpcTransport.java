@@ -11,7 +11,7 @@ import io.kvorum.node.config.Tuning;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.liveness.PeerProbe;
-import io.kvorum.node.repair.AntiEntropyPeer;
+import io.kvorum.node.antientropy.AntiEntropyPeer;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
 import java.io.IOException;

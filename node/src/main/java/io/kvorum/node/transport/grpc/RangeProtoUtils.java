@@ -1,6 +1,6 @@
 package io.kvorum.node.transport.grpc;
 
-import io.kvorum.node.storage.LevelDbStore.Entry;
+import io.kvorum.node.model.Entry;
 import io.kvorum.proto.RangeEntry;
 import io.kvorum.proto.RangeScanBatch;
 import io.kvorum.proto.RangeScanRequest;

@@ -2,7 +2,7 @@ package io.kvorum.node.transport.grpc;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.Record;
 import io.kvorum.proto.RecordProto;
 
 /** Converts between core records and their wire form; the only place that knows both. */

@@ -4,7 +4,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.error.OverloadedException;
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.Record;
 import io.kvorum.node.util.Failures;
 import io.kvorum.proto.ReadResult;
 import io.kvorum.proto.ReplicaError;

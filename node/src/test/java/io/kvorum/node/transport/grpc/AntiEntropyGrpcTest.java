@@ -1,7 +1,7 @@
 package io.kvorum.node.transport.grpc;
 
-import static io.kvorum.node.repair.RepairFixture.key;
-import static io.kvorum.node.repair.RepairFixture.value;
+import static io.kvorum.node.antientropy.RepairFixture.key;
+import static io.kvorum.node.antientropy.RepairFixture.value;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.ManagedChannel;
@@ -9,14 +9,14 @@ import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.kvorum.node.cluster.Placement;
-import io.kvorum.node.repair.AntiEntropyPeer;
-import io.kvorum.node.repair.MerkleTree;
-import io.kvorum.node.repair.RepairFixture;
-import io.kvorum.node.repair.RepairReport;
-import io.kvorum.node.repair.RepairScope;
-import io.kvorum.node.repair.RoundStats;
-import io.kvorum.node.storage.LevelDbStore.Entry;
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.antientropy.AntiEntropyPeer;
+import io.kvorum.node.antientropy.MerkleTree;
+import io.kvorum.node.antientropy.RepairFixture;
+import io.kvorum.node.antientropy.RepairReport;
+import io.kvorum.node.antientropy.RepairScope;
+import io.kvorum.node.antientropy.RoundStats;
+import io.kvorum.node.model.Entry;
+import io.kvorum.node.model.Record;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

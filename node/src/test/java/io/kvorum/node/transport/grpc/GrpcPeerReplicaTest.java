@@ -10,7 +10,7 @@ import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.error.OverloadedException;
-import io.kvorum.node.storage.Record;
+import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.proto.ReplicaRequest;

@@ -1,14 +1,14 @@
 package io.kvorum.node.transport.memory;
 
 import io.kvorum.node.cluster.ClusterMember;
-import io.kvorum.node.repair.AntiEntropyInitiator;
-import io.kvorum.node.repair.AntiEntropyMessage;
-import io.kvorum.node.repair.AntiEntropyPeer;
-import io.kvorum.node.repair.AntiEntropyResponder;
-import io.kvorum.node.repair.AntiEntropySession;
-import io.kvorum.node.repair.AntiEntropyStream;
-import io.kvorum.node.repair.RepairException;
-import io.kvorum.node.repair.RepairException.Reason;
+import io.kvorum.node.antientropy.AntiEntropyInitiator;
+import io.kvorum.node.antientropy.AntiEntropyMessage;
+import io.kvorum.node.antientropy.AntiEntropyPeer;
+import io.kvorum.node.antientropy.AntiEntropyResponder;
+import io.kvorum.node.antientropy.AntiEntropySession;
+import io.kvorum.node.antientropy.AntiEntropyStream;
+import io.kvorum.node.antientropy.RepairException;
+import io.kvorum.node.antientropy.RepairException.Reason;
 import java.util.ArrayDeque;
 import java.util.Deque;
 

@@ -1,0 +1,21 @@
+package io.kvorum.node.antientropy;
+
+import io.kvorum.node.error.RequestException;
+
+/**
+ * A repair that could not reach every peer: {@code POST /v0/repair} answers 504 with this message,
+ * which names those peers and carries the summary of the rounds that did complete.
+ */
+public final class RepairIncompleteException extends RequestException {
+
+    private final RepairReport report;
+
+    public RepairIncompleteException(RepairReport report) {
+        super(Code.REPAIR_INCOMPLETE, "could not reach " + report.failures() + "; completed rounds: " + report.toJson());
+        this.report = report;
+    }
+
+    public RepairReport report() {
+        return report;
+    }
+}

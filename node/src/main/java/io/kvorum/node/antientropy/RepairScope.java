@@ -1,0 +1,45 @@
+package io.kvorum.node.antientropy;
+
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.Placement;
+import java.util.List;
+
+/**
+ * The keys that one pair of nodes compares in a round: those whose first {@code replicationFactor}
+ * replicas (SPEC §3) include both. Symmetric: both sides of a round compute the same set.
+ */
+public final class RepairScope {
+
+    private final Placement placement;
+    private final int replicationFactor;
+    private final String nodeA;
+    private final String nodeB;
+
+    public RepairScope(Placement placement, int replicationFactor, String nodeA, String nodeB) {
+        this.placement = placement;
+        this.replicationFactor = replicationFactor;
+        this.nodeA = nodeA;
+        this.nodeB = nodeB;
+    }
+
+    /** Whether both nodes are among the key's first replicas. */
+    public boolean covers(byte[] key) {
+        List<ClusterMember> replicas = placement.replicasFor(key, replicationFactor);
+        boolean a = false;
+        boolean b = false;
+        for (ClusterMember m : replicas) {
+            a |= m.id().equals(nodeA);
+            b |= m.id().equals(nodeB);
+        }
+        return a && b;
+    }
+
+    public int replicationFactor() {
+        return replicationFactor;
+    }
+
+    @Override
+    public String toString() {
+        return "keys replicated on " + nodeA + " and " + nodeB + " (RF " + replicationFactor + ")";
+    }
+}

@@ -1,0 +1,218 @@
+package io.kvorum.node.hints;
+
+import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.hints.HintStore.Hint;
+import io.kvorum.node.util.NodeThreads;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Delivers the hints of a {@link HintStore} to their peers (hinted handoff, SPEC §3).
+ *
+ * <p>Every {@code checkInterval}, each peer that has hints and no delivery in progress gets a
+ * delivery round: its hints are read in arrival order and sent through the peer's
+ * {@link Replica#write}, whose compare-then-write keeps a newer version the peer may hold. The
+ * first hint goes alone, as a probe (a peer that is down fails it at once, or at the request
+ * timeout); after it, up to {@code window} hints are in flight at once. A hint is deleted only
+ * once the peer acknowledged it. The round ends at the first failure (the rest stay stored and
+ * the next round retries them) or when the peer's hints are all delivered. A peer coming back is
+ * thus served within about one interval plus its channel's reconnection, and hints stored before
+ * a restart are delivered the same way, as they are read from disk.
+ *
+ * <p>Threading: one thread ({@code hint-delivery}) runs the rounds and the store reads; answers
+ * arrive on transport threads and are handed back to it. Lifecycle: {@link #start} schedules the
+ * rounds; {@link #close} stops them and waits briefly for those in progress. Close this before
+ * the store and the replicas.
+ */
+public final class HintedHandoff implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(HintedHandoff.class);
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(2);
+
+    private final HintStore store;
+    private final Map<String, Replica> peers;
+    private final Duration checkInterval;
+    private final int window;
+    private final ScheduledThreadPoolExecutor executor;
+    private final Set<String> busy = ConcurrentHashMap.newKeySet();
+    private final Set<CompletableFuture<Void>> inProgress = ConcurrentHashMap.newKeySet();
+    private final AtomicLong delivered = new AtomicLong();
+    private volatile ScheduledFuture<?> ticks;
+    private volatile boolean closing;
+
+    /**
+     * @param peers         the replicas hints may be for, by node id; hints for others stay until they expire
+     * @param checkInterval how often peers with hints are tried
+     * @param window        hints in flight to one peer at once
+     */
+    public HintedHandoff(HintStore store, Map<String, Replica> peers, Duration checkInterval, int window) {
+        this.store = store;
+        this.peers = Map.copyOf(peers);
+        this.checkInterval = checkInterval;
+        this.window = window;
+        this.executor = NodeThreads.scheduled("hint-delivery", 1);
+    }
+
+    /** Starts trying every {@code checkInterval}. */
+    public void start() {
+        long ms = checkInterval.toMillis();
+        ticks = executor.scheduleWithFixedDelay(this::deliverPendingNow, ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Starts a round for every peer with hints and no round in progress, and completes when they
+     * have ended (successfully or not). For tests and {@link #start}.
+     */
+    public CompletableFuture<Void> deliverPending() {
+        CompletableFuture<CompletableFuture<Void>> started = new CompletableFuture<>();
+        try {
+            executor.execute(() -> started.complete(deliverPendingNow()));
+        } catch (RejectedExecutionException e) {
+            started.completeExceptionally(e);
+        }
+        return started.thenCompose(f -> f);
+    }
+
+    /** Hints delivered (acknowledged by their peer) since start. */
+    public long delivered() {
+        return delivered.get();
+    }
+
+    private CompletableFuture<Void> deliverPendingNow() {
+        List<CompletableFuture<Void>> rounds = new ArrayList<>();
+        if (closing) {
+            return CompletableFuture.completedFuture(null);
+        }
+        for (String peer : store.pendingByPeer().keySet()) {
+            Replica replica = peers.get(peer);
+            if (replica != null && busy.add(peer)) {
+                CompletableFuture<Void> round = new CompletableFuture<>();
+                inProgress.add(round);
+                rounds.add(round);
+                Round r = new Round(peer, replica, round);
+                try {
+                    r.next(0, 1);
+                } catch (RuntimeException e) {
+                    r.failed(e);
+                }
+            }
+        }
+        return CompletableFuture.allOf(rounds.toArray(CompletableFuture[]::new));
+    }
+
+    /** One pass over a peer's hints; it runs on the delivery thread, but may end on any. */
+    private final class Round {
+        private final String peer;
+        private final Replica replica;
+        private final CompletableFuture<Void> done;
+        private final long startNanos = System.nanoTime();
+        private long sent;
+
+        Round(String peer, Replica replica, CompletableFuture<Void> done) {
+            this.peer = peer;
+            this.replica = replica;
+            this.done = done;
+        }
+
+        void next(long afterSeq, int size) {
+            if (closing) {
+                end();
+                return;
+            }
+            List<Hint> hints;
+            try {
+                hints = store.read(peer, afterSeq, size);
+            } catch (RuntimeException e) {
+                log.warn("reading hints for {} failed; will retry", peer, e);
+                end();
+                return;
+            }
+            if (hints.isEmpty()) {
+                end();
+                return;
+            }
+            List<CompletableFuture<Boolean>> acks = new ArrayList<>(hints.size());
+            for (Hint h : hints) {
+                acks.add(replica.write(h.key(), h.record()).handle((applied, error) -> error == null));
+            }
+            CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new))
+                    .thenRunAsync(() -> onAnswers(hints, acks), executor)
+                    .exceptionally(this::failed);
+        }
+
+        private void onAnswers(List<Hint> hints, List<CompletableFuture<Boolean>> acks) {
+            List<Hint> acknowledged = new ArrayList<>(hints.size());
+            for (int i = 0; i < hints.size(); i++) {
+                if (acks.get(i).join()) {
+                    acknowledged.add(hints.get(i));
+                }
+            }
+            boolean allAcknowledged = acknowledged.size() == hints.size();
+            long last = hints.get(hints.size() - 1).seq();
+            store.delete(acknowledged).whenCompleteAsync((ignored, error) -> {
+                if (error == null) {
+                    delivered.addAndGet(acknowledged.size());
+                    sent += acknowledged.size();
+                }
+                if (error == null && allAcknowledged) {
+                    next(last, window);
+                } else {
+                    log.debug("delivering hints to {} stopped after {} delivered ({}); will retry", peer, sent,
+                            error != null ? error.toString() : "a write was not acknowledged");
+                    end();
+                }
+            }, executor).exceptionally(this::failed);
+        }
+
+        /** The delivery thread is gone (closing) or a bug: end the round, so that a later one may retry. */
+        private Void failed(Throwable e) {
+            if (!(e.getCause() instanceof RejectedExecutionException)) {
+                log.warn("delivering hints to {} failed; will retry", peer, e);
+            }
+            end();
+            return null;
+        }
+
+        private void end() {
+            if (sent > 0) {
+                log.info("delivered {} hint(s) to {} in {} ms; {} left", sent, peer,
+                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), store.pending(peer));
+            }
+            busy.remove(peer);
+            inProgress.remove(done);
+            done.complete(null);
+        }
+    }
+
+    /** Stops starting rounds and waits up to {@link #CLOSE_WAIT} for those in progress. Idempotent. */
+    @Override
+    public void close() throws InterruptedException {
+        closing = true;
+        ScheduledFuture<?> t = ticks;
+        if (t != null) {
+            t.cancel(false);
+        }
+        try {
+            CompletableFuture.allOf(inProgress.toArray(CompletableFuture[]::new))
+                    .get(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            log.debug("hint delivery still in progress at close; the hints not acknowledged stay stored");
+        }
+        executor.shutdownNow();
+        executor.awaitTermination(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    }
+}
