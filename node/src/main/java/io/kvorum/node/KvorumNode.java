@@ -112,7 +112,8 @@ public final class KvorumNode implements AutoCloseable {
         RangeSource localRange = (start, end) ->
                 new LocalEntryStream(storage, start, end, tuning.rangeBatchEntries(), tuning.rangeBatchBytes());
         AntiEntropyService antiEntropy = new AntiEntropyService(selfId, config.topology(), config.replicationFactor(),
-                new RepairStorage(storage, local, executors.antiEntropy), executors.antiEntropy,
+                new RepairStorage(storage, local, new RepairStorage.Pacing(config.antiEntropyRate(),
+                        config.antiEntropyBandwidth(), RepairStorage.Pacing.INDEX_ENTRIES_PER_SECOND)), executors.antiEntropy,
                 config.antiEntropyInterval(), tuning.antiEntropyIdleTimeout());
         PeerWiring peers = config.topology().size() > 1
                 ? PeerWiring.start(config, clock, transports, parts, executors.rangeTimer, deadlines, local,

@@ -38,10 +38,12 @@ import org.slf4j.LoggerFactory;
  * few batches per peer.
  *
  * <p>Threading: all work runs on {@code executor} (named {@code anti-entropy}); sessions confine
- * their state to a serial executor over it; storage scans run on the storage read pool.
+ * their state to a serial executor over it; trees and bucket scans run on the reader thread of the
+ * {@link RepairStorage}, never on the storage read pool.
  *
- * <p>Lifecycle: construct, {@link #start} with the peers once the transport exists, {@link #close}
- * before the transport and storage close: it stops scheduling and cancels the rounds in progress.
+ * <p>Lifecycle: construct (which starts maintaining this node's trees), {@link #start} with the
+ * peers once the transport exists, {@link #close} before the transport and storage close: it stops
+ * scheduling, cancels the rounds in progress and closes the {@link RepairStorage} it was given.
  */
 public final class AntiEntropyService implements AntiEntropyResponders, AutoCloseable {
 
@@ -92,6 +94,9 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
         this.fanoutBits = fanoutBits;
         this.depth = depth;
         this.servedPermits = new Semaphore(Math.max(1, topology.size() - 1));
+        if (topology.size() > 1) {
+            storage.maintainTrees(selfId, topology, replicationFactor, fanoutBits, depth);
+        }
     }
 
     /** Sets the peers to run rounds with and starts the periodic runs (if the interval is not zero). */
@@ -264,5 +269,10 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
             }
         }
         sessions.forEach(s -> s.cancel("the node is shutting down"));
+        try {
+            storage.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

@@ -1,7 +1,7 @@
 package io.kvorum.node.antientropy;
 
 import io.kvorum.node.model.Record;
-import java.nio.charset.StandardCharsets;
+import io.kvorum.node.storage.BucketIndex;
 
 /**
  * A Merkle tree of fixed shape over a set of records: what two replicas compare to find, without
@@ -115,6 +115,26 @@ public final class MerkleTree {
         records++;
     }
 
+    /**
+     * Adds the hash of one record already known to belong to {@code leaf} (what a
+     * {@link BucketIndex} entry holds); counts as one record.
+     */
+    public void addHash(int leaf, long recordHash) {
+        if (sealed) {
+            throw new IllegalStateException("the tree is sealed");
+        }
+        levels[depth][leaf] += recordHash;
+        records++;
+    }
+
+    /** A sealed tree whose leaves are a copy of {@code leaves} ({@code 2^(fanoutBits * depth)} of them). */
+    static MerkleTree ofLeaves(int fanoutBits, int depth, long[] leaves, long records) {
+        MerkleTree tree = new MerkleTree(fanoutBits, depth);
+        System.arraycopy(leaves, 0, tree.levels[depth], 0, tree.levels[depth].length);
+        tree.records = records;
+        return tree.seal();
+    }
+
     /** Computes the inner nodes; afterwards the tree is read-only. Returns this tree. */
     public MerkleTree seal() {
         if (!sealed) {
@@ -148,36 +168,17 @@ public final class MerkleTree {
         return level >= 0 && level <= depth && index >= 0 && index < levels[level].length;
     }
 
-    /** What one record contributes to its leaf: a hash of the key's hash and the record's version. */
+    /** What one record contributes to its leaf (see {@link BucketIndex#recordHash}). */
     static long recordHash(long keyHash, Record record) {
-        long h = mix(keyHash ^ record.timestamp());
-        h = mix(h ^ stringHash(record.writer()));
-        h = mix(h ^ (record.tombstone() ? 0x5bd1e995L : 0x1b873593L));
-        return mix(h ^ record.expiresAtMillis());
+        return BucketIndex.recordHash(keyHash, record);
     }
 
-    /**
-     * A 64-bit hash of the key bytes: FNV-1a, then a finalizer. Stable across versions and nodes,
-     * since both sides of a comparison must bucket a key alike. Seeded apart from the placement
-     * hash, so that buckets and replica sets are independent.
-     */
+    /** A 64-bit hash of the key bytes, the same on every node (see {@link BucketIndex#keyHash}). */
     static long keyHash(byte[] key) {
-        long h = 0xcbf29ce484222325L ^ 0x6a09e667f3bcc908L;
-        for (byte b : key) {
-            h ^= b & 0xff;
-            h *= 0x100000001b3L;
-        }
-        return mix(h);
+        return BucketIndex.keyHash(key);
     }
 
-    private static long stringHash(String s) {
-        return keyHash(s.getBytes(StandardCharsets.UTF_8));
-    }
-
-    /** The splitmix64 finalizer. */
     private static long mix(long z) {
-        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
-        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
-        return z ^ (z >>> 31);
+        return BucketIndex.mix(z);
     }
 }

@@ -34,6 +34,16 @@ public final class RepairScope {
         return a && b;
     }
 
+    /** Whether {@code nodeId} is one of the pair. */
+    public boolean includes(String nodeId) {
+        return nodeA.equals(nodeId) || nodeB.equals(nodeId);
+    }
+
+    /** The node of the pair that is not {@code nodeId}. */
+    public String otherThan(String nodeId) {
+        return nodeA.equals(nodeId) ? nodeB : nodeA;
+    }
+
     public int replicationFactor() {
         return replicationFactor;
     }

@@ -1,99 +1,158 @@
 package io.kvorum.node.antientropy;
 
-import io.kvorum.node.coordinator.Replica;
+import com.google.common.util.concurrent.RateLimiter;
 import io.kvorum.node.antientropy.RepairException.Reason;
-import io.kvorum.node.model.EntryStream;
+import io.kvorum.node.cluster.Topology;
+import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.model.Entry;
-import io.kvorum.node.storage.LocalEntryStream;
+import io.kvorum.node.model.EntryStream;
+import io.kvorum.node.storage.BucketIndex;
 import io.kvorum.node.storage.StorageService;
+import io.kvorum.node.util.NodeThreads;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.function.Predicate;
+import java.util.concurrent.TimeUnit;
 
 /**
- * This node's records as anti-entropy sees them: a Merkle tree built by one streaming scan, the
- * records of chosen buckets by another, and received records written through the normal
- * compare-then-write of the local {@link Replica} (last write wins; the node's clock moves past
- * their timestamps).
+ * This node's records as anti-entropy sees them: the Merkle tree of a round's scope, the records of
+ * chosen buckets, and received records written through the normal compare-then-write of the local
+ * {@link Replica} (last write wins; the node's clock moves past their timestamps).
  *
- * <p>Memory: a scan holds one batch of {@value #SCAN_ENTRIES} entries or about
+ * <p>Trees come from {@link MaintainedTrees} when the round uses this node's own shape and
+ * replication factor, and otherwise from one pass over the {@link BucketIndex}; records of a
+ * bucket are found through the index too. Neither reads every record the node holds.
+ *
+ * <p>Pacing: all of it runs on a reader thread of its own ({@code anti-entropy-reader}), never on
+ * the storage readers that serve clients, and at most {@link Pacing#recordsPerSecond} records and
+ * {@link Pacing#bytesPerSecond} bytes a second are read for an exchange, and
+ * {@link Pacing#indexEntriesPerSecond} index entries for trees.
+ *
+ * <p>Memory: a bucket scan holds one batch of {@value #SCAN_ENTRIES} entries or about
  * {@value #SCAN_BYTES} bytes at a time, whatever the size of the store.
  *
- * <p>Threading: cursors run on the storage read executor, one batch at a time, so scans share it
- * fairly with client reads; hashing and filtering run on {@code executor}, never on storage threads.
+ * <p>Lifecycle: {@link #close} stops the reader (rounds in progress fail); the storage must stay
+ * open until then.
  */
-public final class RepairStorage {
+public final class RepairStorage implements AutoCloseable {
 
     static final int SCAN_ENTRIES = 1024;
     static final int SCAN_BYTES = 1 << 20;
-    private static final byte[] FIRST_KEY = new byte[0];
+
+    /**
+     * How fast anti-entropy may read.
+     *
+     * @param recordsPerSecond      records read for an exchange (--anti-entropy-rate)
+     * @param bytesPerSecond        bytes of those records (--anti-entropy-bandwidth)
+     * @param indexEntriesPerSecond index entries read to compute trees
+     */
+    public record Pacing(long recordsPerSecond, long bytesPerSecond, long indexEntriesPerSecond) {
+        /** Index entries are small (a key and 8 bytes): reading them is cheap next to records. */
+        public static final long INDEX_ENTRIES_PER_SECOND = 1_000_000;
+
+        public static final Pacing DEFAULT = new Pacing(20_000, 32 << 20, INDEX_ENTRIES_PER_SECOND);
+    }
 
     private final StorageService storage;
     private final Replica local;
-    private final Executor executor;
+    private final Pacing pacing;
+    private final ExecutorService reader = NodeThreads.singleExecutor("anti-entropy-reader");
+    private final RateLimiter recordPace;
+    private final RateLimiter bytePace;
+    private final RateLimiter indexPace;
+    private volatile MaintainedTrees trees;
 
-    /**
-     * @param local    this node's replica, which writes received records
-     * @param executor where hashing and filtering run (the anti-entropy executor)
-     */
-    public RepairStorage(StorageService storage, Replica local, Executor executor) {
+    public RepairStorage(StorageService storage, Replica local) {
+        this(storage, local, Pacing.DEFAULT);
+    }
+
+    /** @param local this node's replica, which writes received records */
+    public RepairStorage(StorageService storage, Replica local, Pacing pacing) {
         this.storage = storage;
         this.local = local;
-        this.executor = executor;
+        this.pacing = pacing;
+        this.recordPace = RateLimiter.create(pacing.recordsPerSecond());
+        this.bytePace = RateLimiter.create(pacing.bytesPerSecond());
+        this.indexPace = RateLimiter.create(pacing.indexEntriesPerSecond());
     }
 
     /**
-     * Builds, in one scan, the tree of the records in {@code scope}. Completing or cancelling the
-     * returned future early stops the scan and releases its cursor.
+     * Keeps the trees of this node's rounds (its id, replication factor and tree shape) up to date
+     * from now on, and starts computing them in the background. Once, before the first round.
+     */
+    public void maintainTrees(String selfId, Topology topology, int replicationFactor, int fanoutBits, int depth) {
+        MaintainedTrees maintained = new MaintainedTrees(storage.store(), selfId, topology, replicationFactor,
+                fanoutBits, depth, pacing.indexEntriesPerSecond());
+        trees = maintained;
+        onReader(() -> {
+            maintained.refresh();
+            return null;
+        });
+    }
+
+    /** The state of the maintained trees, for status: null before {@link #maintainTrees}. */
+    public TreeState treeState() {
+        MaintainedTrees t = trees;
+        return t == null ? null : new TreeState(t.isBuilt(), t.lastRefreshMillis());
+    }
+
+    /**
+     * The state of this node's maintained trees.
+     *
+     * @param ready             every leaf was computed since start; before, rounds wait for it
+     * @param lastRefreshMillis when the trees were last brought up to date (epoch ms), 0 never
+     */
+    public record TreeState(boolean ready, long lastRefreshMillis) {
+    }
+
+    /**
+     * The tree of the records in {@code scope}. Completing or cancelling the returned future early
+     * stops a scan in progress.
      */
     public CompletableFuture<MerkleTree> buildTree(RepairScope scope, int fanoutBits, int depth) {
-        MerkleTree tree = new MerkleTree(fanoutBits, depth);
         CompletableFuture<MerkleTree> result = new CompletableFuture<>();
-        addAll(scan(e -> scope.covers(e.key())), tree, result);
+        onReader(() -> {
+            MaintainedTrees t = trees;
+            return t != null && t.serves(scope, fanoutBits, depth) ? t.treeFor(scope) : scanTree(scope, fanoutBits, depth, result);
+        }).whenComplete((tree, error) -> {
+            if (error != null) {
+                result.completeExceptionally(error);
+            } else {
+                result.complete(tree);
+            }
+        });
         return result;
     }
 
-    private static void addAll(EntryStream records, MerkleTree tree, CompletableFuture<MerkleTree> result) {
-        records.next().whenComplete((batch, error) -> {
-            if (error != null || result.isDone() || batch.isEmpty()) {
-                records.close();
-                if (error != null) {
-                    result.completeExceptionally(error);
-                } else {
-                    result.complete(tree.seal());
-                }
-                return;
+    /** A tree of another shape or scope than the maintained ones: one pass over the index. */
+    private MerkleTree scanTree(RepairScope scope, int fanoutBits, int depth, CompletableFuture<?> wanted) {
+        MerkleTree tree = new MerkleTree(fanoutBits, depth);
+        int shift = BucketIndex.BUCKET_BITS - fanoutBits * depth;
+        int[] scanned = {0};
+        storage.store().forEachIndexed(0, 1 << BucketIndex.BUCKET_BITS, null, e -> {
+            if (scope.covers(e.key())) {
+                tree.addHash(e.bucket() >>> shift, e.recordHash());
             }
-            try {
-                for (Entry e : batch) {
-                    tree.add(e.key(), e.record());
-                }
-            } catch (RuntimeException e) {
-                records.close();
-                result.completeExceptionally(e);
-                return;
+            if (++scanned[0] == SCAN_ENTRIES) {
+                indexPace.acquire(scanned[0]);
+                scanned[0] = 0;
             }
-            addAll(records, tree, result);
+            return !wanted.isDone();
         });
+        return tree.seal();
     }
 
     /**
      * The records in {@code scope} whose key falls in one of {@code buckets} of a tree of the given
-     * shape, in key order, as a stream of non-empty batches (an empty batch is the end).
+     * shape, bucket by bucket (not in key order), as a stream of non-empty batches (an empty batch
+     * is the end). Records read are paced.
      */
     public EntryStream recordsOf(RepairScope scope, int fanoutBits, int depth, BitSet buckets) {
-        int leafBits = fanoutBits * depth;
-        BitSet wanted = (BitSet) buckets.clone();
-        return scan(e -> wanted.get(MerkleTree.bucketOf(e.key(), leafBits)) && scope.covers(e.key()));
-    }
-
-    /** Every stored entry that {@code keep} accepts, tombstones and expired records included. */
-    EntryStream scan(Predicate<Entry> keep) {
-        return new FilteredStream(new LocalEntryStream(storage, FIRST_KEY, null, SCAN_ENTRIES, SCAN_BYTES), keep);
+        return new BucketRecords(scope, BucketIndex.BUCKET_BITS - fanoutBits * depth, (BitSet) buckets.clone());
     }
 
     /**
@@ -109,66 +168,86 @@ public final class RepairStorage {
                 .thenApply(v -> (int) writes.stream().filter(CompletableFuture::join).count());
     }
 
-    /** A stream that skips what a predicate rejects, filtering on the anti-entropy executor. */
-    private final class FilteredStream implements EntryStream {
-        private final EntryStream source;
-        private final Predicate<Entry> keep;
+    /** Stops the reader, waiting a little for a read in progress; what is queued fails. Idempotent. */
+    @Override
+    public void close() throws InterruptedException {
+        reader.shutdownNow();
+        reader.awaitTermination(10, TimeUnit.SECONDS);
+    }
 
-        FilteredStream(EntryStream source, Predicate<Entry> keep) {
-            this.source = source;
-            this.keep = keep;
+    private <T> CompletableFuture<T> onReader(Callable<T> work) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        try {
+            reader.execute(() -> {
+                try {
+                    result.complete(work.call());
+                } catch (Exception e) {
+                    result.completeExceptionally(e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            result.completeExceptionally(new RepairException(Reason.CANCELLED, "anti-entropy is shutting down"));
+        }
+        return result;
+    }
+
+    /** The records of chosen buckets, found through the index and read a batch at a time on the reader. */
+    private final class BucketRecords implements EntryStream {
+        private final RepairScope scope;
+        private final int shift;
+        private final BitSet leaves;
+        private int leaf;
+        private int resumeBucket;
+        private byte[] resumeAfter;
+        private volatile boolean closed;
+
+        BucketRecords(RepairScope scope, int shift, BitSet leaves) {
+            this.scope = scope;
+            this.shift = shift;
+            this.leaves = leaves;
+            this.leaf = leaves.nextSetBit(0);
+            this.resumeBucket = leaf < 0 ? 0 : leaf << shift;
         }
 
         @Override
         public CompletableFuture<List<Entry>> next() {
-            CompletableFuture<List<Entry>> out = new CompletableFuture<>();
-            pull(out);
-            return out;
+            return onReader(this::readBatch);
         }
 
-        /** Reads batches until one keeps something or the source ends; no future chain grows meanwhile. */
-        private void pull(CompletableFuture<List<Entry>> out) {
-            source.next().whenComplete((batch, error) -> {
-                if (error != null) {
-                    out.completeExceptionally(error);
-                    return;
-                }
-                try {
-                    executor.execute(() -> filter(batch, out));
-                } catch (RejectedExecutionException e) {
-                    source.close();
-                    out.completeExceptionally(new RepairException(Reason.CANCELLED, "anti-entropy is shutting down"));
-                }
-            });
-        }
-
-        private void filter(List<Entry> batch, CompletableFuture<List<Entry>> out) {
-            if (batch.isEmpty()) {
-                out.complete(batch);
-                return;
-            }
-            List<Entry> kept = new ArrayList<>();
-            try {
-                for (Entry e : batch) {
-                    if (keep.test(e)) {
-                        kept.add(e);
+        private List<Entry> readBatch() {
+            List<Entry> batch = new ArrayList<>();
+            long[] bytes = {0};
+            while (!closed && leaf >= 0 && batch.size() < SCAN_ENTRIES && bytes[0] < SCAN_BYTES) {
+                boolean[] full = {false};
+                storage.store().forEachIndexed(resumeBucket, (leaf + 1) << shift, resumeAfter, e -> {
+                    resumeBucket = e.bucket();
+                    resumeAfter = e.key();
+                    if (scope.covers(e.key())) {
+                        var record = storage.store().get(e.key());
+                        if (record != null) {
+                            Entry entry = new Entry(e.key(), record);
+                            batch.add(entry);
+                            int size = e.key().length + record.value().length;
+                            bytes[0] += size;
+                            recordPace.acquire();
+                            bytePace.acquire(Math.max(1, size));
+                        }
                     }
+                    full[0] = closed || batch.size() >= SCAN_ENTRIES || bytes[0] >= SCAN_BYTES;
+                    return !full[0];
+                });
+                if (!full[0]) {
+                    leaf = leaves.nextSetBit(leaf + 1);
+                    resumeBucket = leaf < 0 ? 0 : leaf << shift;
+                    resumeAfter = null;
                 }
-            } catch (RuntimeException e) {
-                source.close();
-                out.completeExceptionally(e);
-                return;
             }
-            if (kept.isEmpty()) {
-                pull(out);
-            } else {
-                out.complete(kept);
-            }
+            return batch;
         }
 
         @Override
         public void close() {
-            source.close();
+            closed = true;
         }
     }
 }

@@ -21,6 +21,8 @@ public record NodeConfig(
         int replicationFactor,
         boolean fsync,
         Duration antiEntropyInterval,
+        long antiEntropyRate,
+        long antiEntropyBandwidth,
         Duration requestTimeout,
         int maxValueBytes,
         int storageQueue,
@@ -40,7 +42,7 @@ public record NodeConfig(
     /** This configuration with other internal tuning (tests). */
     public NodeConfig withTuning(Tuning other) {
         return new NodeConfig(topology, self, dataDir, bindAddress, replicationFactor, fsync, antiEntropyInterval,
-                requestTimeout, maxValueBytes, storageQueue, storageReaders, httpThreads, purgeInterval,
+                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, httpThreads, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, other);
     }
 
@@ -128,6 +130,8 @@ public record NodeConfig(
                     rf,
                     bool(NodeOption.FSYNC),
                     millis(NodeOption.ANTI_ENTROPY_INTERVAL, 0),
+                    longIn(NodeOption.ANTI_ENTROPY_RATE, 1, 1_000_000_000),
+                    longIn(NodeOption.ANTI_ENTROPY_BANDWIDTH, 1024, Long.MAX_VALUE),
                     millis(NodeOption.REQUEST_TIMEOUT, 1),
                     intIn(NodeOption.MAX_VALUE_BYTES, 0, Integer.MAX_VALUE - 1024),
                     intIn(NodeOption.STORAGE_QUEUE, 1, 1 << 20),

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  *   <li>deletes tombstones whose timestamp is older than the grace period, by which time every
  *       replica has had the chance to learn of them (Cassandra's {@code gc_grace_seconds}).</li>
  * </ul>
- * Each change goes through the writer as a {@link LevelDbStore.Mutation.Purge}, which acts only if
+ * Each change goes through the writer as a {@link Mutation.Purge}, which acts only if
  * the record is still the one the scan saw, so a concurrent write is never lost.
  *
  * <p>Cancellation: a pass stops early, between records, when its thread is interrupted (the node's

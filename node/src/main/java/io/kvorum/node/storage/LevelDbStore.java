@@ -9,11 +9,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+import java.util.function.IntConsumer;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.iq80.leveldb.CompressionType;
@@ -54,6 +57,7 @@ public final class LevelDbStore implements AutoCloseable {
     private final Set<Cursor> openCursors = ConcurrentHashMap.newKeySet();
     private boolean closed; // guarded by closeLock
     private TimestampBound newestStored; // set once by open(), then the writer thread's
+    private volatile IntConsumer changedBuckets = bucket -> { };
 
     private LevelDbStore(DB db, boolean fsync) {
         this.db = db;
@@ -71,6 +75,11 @@ public final class LevelDbStore implements AutoCloseable {
                 .writeBufferSize(16 << 20);
         LevelDbStore store = new LevelDbStore(factory.open(dir.toFile(), options), fsync);
         try {
+            if (!BucketIndex.isComplete(store.db)) {
+                try (Cursor records = store.cursor(new byte[0], null)) {
+                    BucketIndex.build(store.db, () -> records.next(4096, 4 << 20));
+                }
+            }
             store.newestStored = TimestampBound.open(dir, store::scanNewestTimestamp);
         } catch (IOException | RuntimeException e) {
             store.close();
@@ -95,8 +104,38 @@ public final class LevelDbStore implements AutoCloseable {
         return newest;
     }
 
+    /**
+     * Calls {@code listener} with the {@link BucketIndex} bucket of every key a write changed,
+     * after the write is in the store, on the writer thread; it must be quick and not block.
+     */
+    public void onChangedBuckets(IntConsumer listener) {
+        this.changedBuckets = listener;
+    }
+
+    /**
+     * Calls {@code action} with the {@link BucketIndex} entries of buckets {@code from <= bucket < to}
+     * in bucket then key order, after key {@code after} of bucket {@code from} (null: from its
+     * start), until it returns false; all from one consistent snapshot taken when the call starts.
+     */
+    public void forEachIndexed(int from, int to, byte[] after, Predicate<BucketIndex.IndexEntry> action) {
+        closeLock.readLock().lock();
+        try {
+            checkOpen("an index scan");
+            try (DBIterator iterator = db.iterator()) {
+                BucketIndex.forEach(iterator, from, to, after, action);
+            }
+        } catch (IOException e) {
+            throw new StorageException("closing an index iterator failed", e);
+        } finally {
+            closeLock.readLock().unlock();
+        }
+    }
+
     /** The stored record of a key, tombstones and expired records included; null if none. */
     public Record get(byte[] key) {
+        if (BucketIndex.isReserved(key)) {
+            return null;
+        }
         byte[] bytes;
         closeLock.readLock().lock();
         try {
@@ -125,7 +164,7 @@ public final class LevelDbStore implements AutoCloseable {
     boolean[] apply(List<? extends Mutation> mutations) {
         boolean[] applied = new boolean[mutations.size()];
         // Later mutations of the same key in this batch must see the earlier ones.
-        Map<ByteKey, Record> pending = new java.util.HashMap<>();
+        Map<ByteKey, Record> pending = new HashMap<>();
         long batchNewest = 0;
         closeLock.readLock().lock();
         try (WriteBatch batch = db.createWriteBatch()) {
@@ -133,12 +172,16 @@ public final class LevelDbStore implements AutoCloseable {
             for (int i = 0; i < mutations.size(); i++) {
                 Mutation m = mutations.get(i);
                 ByteKey key = new ByteKey(m.key());
+                if (BucketIndex.isReserved(m.key())) {
+                    continue; // not a record's key (see BucketIndex); never stored
+                }
                 if (m instanceof Mutation.Put put) {
                     long timestamp = put.record().timestamp();
                     Record current = pending.containsKey(key) ? pending.get(key)
                             : newestStored.isAboveAllStored(timestamp) ? null : get(m.key());
                     if (put.record().isNewerThan(current)) {
                         batch.put(m.key(), RecordCodec.encode(put.record()));
+                        BucketIndex.put(batch, m.key(), put.record());
                         pending.put(key, put.record());
                         applied[i] = true;
                         if (Long.compareUnsigned(timestamp, batchNewest) > 0) {
@@ -151,8 +194,10 @@ public final class LevelDbStore implements AutoCloseable {
                     if (current != null && current.equals(purge.expected())) {
                         if (purge.replacement() == null) {
                             batch.delete(m.key());
+                            BucketIndex.delete(batch, m.key());
                         } else {
                             batch.put(m.key(), RecordCodec.encode(purge.replacement()));
+                            BucketIndex.put(batch, m.key(), purge.replacement());
                         }
                         pending.put(key, purge.replacement());
                         applied[i] = true;
@@ -170,12 +215,19 @@ public final class LevelDbStore implements AutoCloseable {
         } finally {
             closeLock.readLock().unlock();
         }
+        IntConsumer listener = changedBuckets;
+        for (int i = 0; i < applied.length; i++) {
+            if (applied[i]) {
+                listener.accept(BucketIndex.bucketOf(mutations.get(i).key()));
+            }
+        }
         return applied;
     }
 
     /**
      * A cursor over stored records with {@code start <= key < end} in ascending unsigned byte
-     * order ({@code end == null}: to the last key). It reads a consistent snapshot. It must be
+     * order ({@code end == null}: to the last record; never into the {@link BucketIndex}). It
+     * reads a consistent snapshot. It must be
      * closed, and used by one thread at a time.
      */
     public Cursor cursor(byte[] start, byte[] end) {
@@ -184,6 +236,9 @@ public final class LevelDbStore implements AutoCloseable {
             checkOpen("a scan");
             DBIterator iterator = db.iterator();
             iterator.seek(start);
+            if (end == null || Arrays.compareUnsigned(end, BucketIndex.RESERVED_PREFIX) > 0) {
+                end = BucketIndex.RESERVED_PREFIX; // records only, never the index
+            }
             Cursor cursor = new Cursor(iterator, end);
             openCursors.add(cursor);
             return cursor;
@@ -214,19 +269,6 @@ public final class LevelDbStore implements AutoCloseable {
             db.close();
         } finally {
             closeLock.writeLock().unlock();
-        }
-    }
-
-    /** A change {@link #apply} can make. */
-    public sealed interface Mutation permits Mutation.Put, Mutation.Purge {
-        byte[] key();
-
-        /** Store {@code record} if it is newer than what is stored. */
-        record Put(byte[] key, Record record) implements Mutation {
-        }
-
-        /** Replace {@code expected} by {@code replacement} (null: delete the key) if it is still stored. */
-        record Purge(byte[] key, Record expected, Record replacement) implements Mutation {
         }
     }
 
@@ -296,19 +338,6 @@ public final class LevelDbStore implements AutoCloseable {
                     throw new StorageException("closing an iterator failed", e);
                 }
             }
-        }
-    }
-
-    /** Wraps a byte[] so that it can key a map. */
-    private record ByteKey(byte[] bytes) {
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof ByteKey k && Arrays.equals(bytes, k.bytes);
-        }
-
-        @Override
-        public int hashCode() {
-            return Arrays.hashCode(bytes);
         }
     }
 }

@@ -2,7 +2,6 @@ package io.kvorum.node.storage;
 
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
-import io.kvorum.node.storage.LevelDbStore.Mutation;
 import io.kvorum.node.util.NodeThreads;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,8 @@
 package io.kvorum.node.util;
 
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -40,5 +42,10 @@ public final class NodeThreads {
     /** A thread named {@code name-1} running {@code task}, not started yet. */
     public static Thread single(String name, Runnable task) {
         return new NamedThreadFactory(name).newThread(task);
+    }
+
+    /** One named thread with an unbounded queue; for work whose callers bound how much they queue. */
+    public static ExecutorService singleExecutor(String name) {
+        return Executors.newSingleThreadExecutor(new NamedThreadFactory(name));
     }
 }

@@ -44,7 +44,7 @@ public final class RepairFixture implements AutoCloseable {
         this.id = id;
         this.storage = new StorageService(LevelDbStore.open(dir.resolve(id), false, 8 << 20), 2, 4096);
         this.executor = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("anti-entropy-" + id));
-        this.repair = new RepairStorage(storage, new LocalReplica(id, storage, new HybridLogicalClock(Clock.SYSTEM)), executor);
+        this.repair = new RepairStorage(storage, new LocalReplica(id, storage, new HybridLogicalClock(Clock.SYSTEM)));
         this.service = new AntiEntropyService(id, topology(), replicationFactor, repair, executor, Duration.ZERO,
                 Duration.ofSeconds(20), fanoutBits, depth);
     }

@@ -5,9 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.node.model.Entry;
-import io.kvorum.node.storage.LevelDbStore.Mutation;
-import io.kvorum.node.storage.LevelDbStore.Mutation.Purge;
-import io.kvorum.node.storage.LevelDbStore.Mutation.Put;
+import io.kvorum.node.storage.Mutation.Purge;
+import io.kvorum.node.storage.Mutation.Put;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -212,18 +211,29 @@ class LevelDbStoreTest {
         byte[] k00 = {0x00};
         byte[] k7f = {0x7f};
         byte[] k80 = {(byte) 0x80};
-        byte[] kff = {(byte) 0xff};
-        byte[] kffff = {(byte) 0xff, (byte) 0xff};
-        for (byte[] k : List.of(kff, k00, kffff, k80, k7f)) {
+        byte[] kfe = {(byte) 0xfe}; // 0xFF starts the store's own keys (BucketIndex)
+        byte[] kfeff = {(byte) 0xfe, (byte) 0xff};
+        for (byte[] k : List.of(kfe, k00, kfeff, k80, k7f)) {
             put(k, value(1, "x"));
         }
         List<Entry> all = readAll(new byte[0], null);
-        assertThat(all).extracting(Entry::key).containsExactly(k00, k7f, k80, kff, kffff);
+        assertThat(all).extracting(Entry::key).containsExactly(k00, k7f, k80, kfe, kfeff);
 
         // An end of 0x80 excludes 0x80 and above, which a signed order would put first.
         assertThat(readAll(new byte[0], k80)).extracting(Entry::key).containsExactly(k00, k7f);
-        assertThat(readAll(k80, null)).extracting(Entry::key).containsExactly(k80, kff, kffff);
-        assertThat(readAll(k7f, kff)).extracting(Entry::key).containsExactly(k7f, k80);
+        assertThat(readAll(k80, null)).extracting(Entry::key).containsExactly(k80, kfe, kfeff);
+        assertThat(readAll(k7f, kfe)).extracting(Entry::key).containsExactly(k7f, k80);
+    }
+
+    @Test
+    void keysReservedForTheIndexAreNeverStoredAndCursorsNeverShowTheIndex() {
+        byte[] reserved = {(byte) 0xff, 0x01, 0, 0, 0};
+        assertThat(store.apply(List.of(new Put(reserved, value(1, "x"))))).containsExactly(false);
+        assertThat(store.get(reserved)).isNull();
+        put(key("a"), value(1, "a"));
+
+        assertThat(readAll(new byte[0], null)).extracting(Entry::key).containsExactly(key("a"));
+        assertThat(readAll(new byte[] {(byte) 0xfe}, new byte[] {(byte) 0xff, (byte) 0xff})).isEmpty();
     }
 
     @Test
