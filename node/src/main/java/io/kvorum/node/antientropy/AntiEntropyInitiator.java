@@ -18,13 +18,25 @@ import java.util.concurrent.ScheduledExecutorService;
  * tells the peer which buckets differ, then exchanges their records (see
  * {@link AntiEntropySession}) and half-closes once it has sent its last. The round is over when
  * the peer, having applied everything, ends the stream normally.
+ *
+ * <p>Writes in flight: a write that has reached one replica and not yet the other makes its bucket
+ * differ for a moment. So when the first descent finds differing buckets, the initiator waits
+ * {@link #CONFIRM_PAUSE}, walks down fresh trees of both sides once more (a query for the root
+ * tells the responder to take a fresh tree), and exchanges only the buckets that differed both
+ * times. A write that a replica really missed still differs; one that was only in flight does not
+ * (Riak's exchanges confirm differences the same way). A round under write load thus exchanges
+ * only real differences.
  */
 public final class AntiEntropyInitiator extends AntiEntropySession {
 
     /** Hashes per query, and buckets per message of the differing list: 32 KiB of hashes at most. */
     static final int MAX_INDICES_PER_MESSAGE = 4096;
 
-    private final MerkleDescent descent;
+    /** Long enough for a write in flight to reach every replica it will reach. */
+    static final Duration CONFIRM_PAUSE = Duration.ofMillis(500);
+
+    private MerkleDescent descent;
+    private int[] firstDescent;
 
     /**
      * @param scope       the keys to compare; its replication factor is sent to the peer
@@ -63,8 +75,12 @@ public final class AntiEntropyInitiator extends AntiEntropySession {
                 HashQuery next = descent.nextQuery();
                 if (next != null) {
                     send(next);
+                } else if (firstDescent == null && descent.differingLeaves().length > 0) {
+                    firstDescent = descent.differingLeaves();
+                    after(CONFIRM_PAUSE, this::confirm);
                 } else {
-                    sendDifferingBuckets(local.leafCount(), descent.differingLeaves());
+                    int[] leaves = descent.differingLeaves();
+                    sendDifferingBuckets(local.leafCount(), firstDescent == null ? leaves : bothTimes(firstDescent, leaves));
                 }
                 received();
             }));
@@ -75,6 +91,31 @@ public final class AntiEntropyInitiator extends AntiEntropySession {
         } else {
             throw protocol("unexpected " + message.getClass().getSimpleName() + " from the responder");
         }
+    }
+
+    /** The second descent, over fresh trees on both sides. */
+    private void confirm() {
+        tree = storage.buildTree(scope, fanoutBits, depth);
+        descent = new MerkleDescent(fanoutBits, depth, MAX_INDICES_PER_MESSAGE);
+        send(descent.nextQuery());
+    }
+
+    /** The leaves in both ascending arrays. */
+    static int[] bothTimes(int[] first, int[] second) {
+        int[] out = new int[Math.min(first.length, second.length)];
+        int n = 0;
+        for (int i = 0, j = 0; i < first.length && j < second.length; ) {
+            if (first[i] == second[j]) {
+                out[n++] = first[i];
+                i++;
+                j++;
+            } else if (first[i] < second[j]) {
+                i++;
+            } else {
+                j++;
+            }
+        }
+        return Arrays.copyOf(out, n);
     }
 
     private void sendDifferingBuckets(int leafCount, int[] leaves) {

@@ -11,8 +11,9 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
- * The side of a round that a peer opened: it builds its tree when the round opens, answers the
- * initiator's hash queries, collects the differing buckets, then exchanges their records (see
+ * The side of a round that a peer opened: it builds its tree when the round opens (and again when
+ * the initiator starts a second descent with a query for the root), answers the initiator's hash
+ * queries, collects the differing buckets, then exchanges their records (see
  * {@link AntiEntropySession}). It ends the stream normally once it has sent its last record, the
  * initiator has half-closed, and every record received is applied, so the initiator's success
  * means both sides are repaired. Created by {@link AntiEntropyService#openResponder}.
@@ -21,6 +22,7 @@ public final class AntiEntropyResponder extends AntiEntropySession {
 
     private final BitSet differing = new BitSet();
     private boolean differingComplete;
+    private boolean answered;
 
     AntiEntropyResponder(String peerId, RepairScope scope, int fanoutBits, int depth, RepairStorage storage,
                          Executor executor, ScheduledExecutorService timer, Duration idleTimeout) {
@@ -42,6 +44,10 @@ public final class AntiEntropyResponder extends AntiEntropySession {
             if (differingComplete) {
                 throw protocol("query after the differing buckets");
             }
+            if (query.level() == 0 && answered) {
+                tree = storage.buildTree(scope, fanoutBits, depth); // the initiator confirms on fresh trees
+            }
+            answered = true;
             tree.whenComplete((local, error) -> inSession(() -> {
                 if (error != null) {
                     throw asRepairException(error);

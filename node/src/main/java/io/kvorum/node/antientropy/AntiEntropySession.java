@@ -188,6 +188,16 @@ public abstract class AntiEntropySession {
         });
     }
 
+    /** Runs {@code event} in the session after {@code delay}, unless the round is over by then. */
+    protected final void after(Duration delay, Runnable event) {
+        lastActivityNanos = System.nanoTime() + delay.toNanos(); // waiting on purpose is not idleness
+        try {
+            timer.schedule(() -> inSession(event), delay.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            end(new RepairException(Reason.CANCELLED, "anti-entropy is shutting down"), true);
+        }
+    }
+
     /** Sends a message and counts it as activity. */
     protected final void send(AntiEntropyMessage message) {
         lastActivityNanos = System.nanoTime();

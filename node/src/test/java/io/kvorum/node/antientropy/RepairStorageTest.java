@@ -103,6 +103,30 @@ class RepairStorageTest {
         assertThat(LocalEntryStream.openCursors()).isZero();
     }
 
+    /** --anti-entropy-rate bounds how fast records are read for an exchange (a lower bound on time, never an upper one). */
+    @Test
+    void readingRecordsForAnExchangeKeepsToTheRateLimit() throws Exception {
+        BitSet all = new BitSet();
+        all.set(0, 1 << (FANOUT_BITS * DEPTH));
+        int perSecond = 400;
+        try (RepairStorage paced = new RepairStorage(node.storage, null,
+                new RepairStorage.Pacing(perSecond, 1L << 30, RepairStorage.Pacing.INDEX_ENTRIES_PER_SECOND));
+             EntryStream records = paced.recordsOf(n1n2, FANOUT_BITS, DEPTH, all)) {
+            long start = System.nanoTime();
+            int read = 0;
+            List<Entry> batch;
+            while (!(batch = records.next().join()).isEmpty()) {
+                read += batch.size();
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+
+            // A rate limiter may let one second's worth through at once, never more.
+            assertThat(read).isBetween(700, 1300);
+            assertThat(seconds).as("%d records at %d/s", read, perSecond)
+                    .isGreaterThanOrEqualTo((read - perSecond) / (double) perSecond * 0.95);
+        }
+    }
+
     @Test
     void receivedRecordsAreWrittenLastWriteWins() {
         Record older = value(10, "n2", "older");
