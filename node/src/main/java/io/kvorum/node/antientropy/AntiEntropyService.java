@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -61,6 +62,7 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
     private final int depth;
     private final Semaphore servedPermits;
     private final Set<AntiEntropySession> sessions = ConcurrentHashMap.newKeySet();
+    private final Map<String, AntiEntropyState.LastRound> lastRounds = new ConcurrentHashMap<>();
 
     private List<AntiEntropyPeer> peers = List.of(); // guarded by this
     private CompletableFuture<RepairReport> running; // guarded by this
@@ -186,10 +188,15 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
         for (AntiEntropyPeer peer : peers) {
             // One round at a time; each callback runs after the previous one, so the lists need no lock.
             chain = chain.thenCompose(v -> roundWith(peer).handle((stats, error) -> {
+                long now = System.currentTimeMillis();
                 if (error == null) {
                     rounds.add(stats);
+                    lastRounds.put(peer.nodeId(), new AntiEntropyState.LastRound(now, true,
+                            stats.recordsSent() + stats.recordsReceived(), stats.durationMs(), null));
                 } else {
-                    failed.put(peer.nodeId(), AntiEntropySession.asRepairException(error).getMessage());
+                    String why = AntiEntropySession.asRepairException(error).getMessage();
+                    failed.put(peer.nodeId(), why);
+                    lastRounds.put(peer.nodeId(), new AntiEntropyState.LastRound(now, false, 0, 0, why));
                 }
                 return null;
             }));
@@ -254,6 +261,13 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
         }
         session.result().whenComplete((stats, error) -> sessions.remove(session));
         return true;
+    }
+
+    /** The state of the trees and the last round with each peer. */
+    public AntiEntropyState state() {
+        RepairStorage.TreeState trees = storage.treeState();
+        String treeState = trees == null ? "none" : trees.ready() ? "ready" : "building";
+        return new AntiEntropyState(treeState, trees == null ? 0 : trees.lastRefreshMillis(), new TreeMap<>(lastRounds));
     }
 
     /** Stops the periodic runs and cancels the rounds in progress, initiated or served. Idempotent. */
