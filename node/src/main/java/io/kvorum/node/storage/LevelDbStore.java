@@ -2,10 +2,8 @@ package io.kvorum.node.storage;
 
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
-import static org.fusesource.leveldbjni.JniDBFactory.factory;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,10 +14,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import org.iq80.leveldb.CompressionType;
 import org.iq80.leveldb.DB;
 import org.iq80.leveldb.DBIterator;
-import org.iq80.leveldb.Options;
 import org.iq80.leveldb.WriteBatch;
 import org.iq80.leveldb.WriteOptions;
 import org.slf4j.Logger;
@@ -62,14 +58,7 @@ public final class LevelDbStore implements AutoCloseable {
 
     /** Opens (creating if needed) the database in {@code dir}. */
     public static LevelDbStore open(Path dir, boolean fsync, long cacheBytes) throws IOException {
-        Files.createDirectories(dir);
-        Options options = new Options()
-                .createIfMissing(true)
-                .paranoidChecks(true)
-                .compressionType(CompressionType.SNAPPY)
-                .cacheSize(cacheBytes)
-                .writeBufferSize(16 << 20);
-        LevelDbStore store = new LevelDbStore(factory.open(dir.toFile(), options), fsync);
+        LevelDbStore store = new LevelDbStore(LevelDbOpener.open(dir, cacheBytes, 16 << 20), fsync);
         try {
             store.newestStored = TimestampBound.open(dir, store::scanNewestTimestamp);
         } catch (IOException | RuntimeException e) {
