@@ -2,10 +2,8 @@ package io.kvorum.node.storage;
 
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
-import static org.fusesource.leveldbjni.JniDBFactory.factory;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -19,10 +17,8 @@ import java.util.function.Predicate;
 import java.util.function.IntConsumer;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import org.iq80.leveldb.CompressionType;
 import org.iq80.leveldb.DB;
 import org.iq80.leveldb.DBIterator;
-import org.iq80.leveldb.Options;
 import org.iq80.leveldb.WriteBatch;
 import org.iq80.leveldb.WriteOptions;
 import org.slf4j.Logger;
@@ -66,14 +62,7 @@ public final class LevelDbStore implements AutoCloseable {
 
     /** Opens (creating if needed) the database in {@code dir}. */
     public static LevelDbStore open(Path dir, boolean fsync, long cacheBytes) throws IOException {
-        Files.createDirectories(dir);
-        Options options = new Options()
-                .createIfMissing(true)
-                .paranoidChecks(true)
-                .compressionType(CompressionType.SNAPPY)
-                .cacheSize(cacheBytes)
-                .writeBufferSize(16 << 20);
-        LevelDbStore store = new LevelDbStore(factory.open(dir.toFile(), options), fsync);
+        LevelDbStore store = new LevelDbStore(LevelDbOpener.open(dir, cacheBytes, 16 << 20), fsync);
         try {
             if (!BucketIndex.isComplete(store.db)) {
                 try (Cursor records = store.cursor(new byte[0], null)) {

@@ -4,10 +4,7 @@ import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.util.NodeThreads;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -19,9 +16,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Asynchronous, bounded access to the {@link LevelDbStore}: nothing here blocks the caller.
  *
- * <p>Threading: one writer thread ({@code storage-writer}) owns every mutation. It drains its
- * queue in batches and commits each batch as one LevelDB write, which is a group commit: with
- * {@code --fsync}, one fsync covers every write in the batch. Reads and range cursors run on a
+ * <p>Threading: one writer thread ({@code storage-writer}, a {@link BatchingWriter}) owns every
+ * mutation. It drains its queue in batches and commits each batch as one LevelDB write, which is a
+ * group commit: with {@code --fsync}, one fsync covers every write in the batch. Reads and range cursors run on a
  * small pool ({@code storage-reader-N}).
  *
  * <p>Both queues are bounded. When one is full the operation fails at once with
@@ -36,17 +33,24 @@ public final class StorageService implements AutoCloseable {
     private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
     private final LevelDbStore store;
-    private final BlockingQueue<PendingMutation> writeQueue;
     private final ThreadPoolExecutor readers;
-    private final Thread writer;
-    private volatile boolean closing;
-    private volatile boolean writerDone;
+    private final BatchingWriter<PendingMutation> writer;
 
     public StorageService(LevelDbStore store, int readerThreads, int queueCapacity) {
         this.store = store;
-        this.writeQueue = new ArrayBlockingQueue<>(queueCapacity);
         this.readers = NodeThreads.bounded("storage-reader", readerThreads, queueCapacity);
-        this.writer = NodeThreads.single("storage-writer", this::writeLoop);
+        this.writer = new BatchingWriter<>(task -> NodeThreads.single("storage-writer", task), queueCapacity,
+                MAX_BATCH, new BatchingWriter.Handler<>() {
+                    @Override
+                    public void commit(List<PendingMutation> batch) {
+                        StorageService.this.commit(batch);
+                    }
+
+                    @Override
+                    public void abandon(PendingMutation pending) {
+                        pending.done.completeExceptionally(new StorageOverloadedException("storage is shutting down"));
+                    }
+                });
         this.writer.start();
     }
 
@@ -79,12 +83,10 @@ public final class StorageService implements AutoCloseable {
 
     private CompletableFuture<Boolean> submit(Mutation mutation) {
         PendingMutation pending = new PendingMutation(mutation, new CompletableFuture<>());
-        if (closing || !writeQueue.offer(pending)) {
-            pending.done.completeExceptionally(new StorageOverloadedException(
-                    closing ? "storage is shutting down" : "storage write queue is full"));
-        } else if (writerDone) {
-            // Offered after the writer's last look at the queue: nobody else will complete it.
-            failQueued();
+        switch (writer.offer(pending)) {
+            case QUEUED -> { }
+            case FULL -> pending.done.completeExceptionally(new StorageOverloadedException("storage write queue is full"));
+            case STOPPING -> pending.done.completeExceptionally(new StorageOverloadedException("storage is shutting down"));
         }
         return pending.done;
     }
@@ -96,41 +98,6 @@ public final class StorageService implements AutoCloseable {
 
     public LevelDbStore store() {
         return store;
-    }
-
-    private void writeLoop() {
-        List<PendingMutation> batch = new ArrayList<>(MAX_BATCH);
-        while (true) {
-            try {
-                PendingMutation first = writeQueue.poll(100, TimeUnit.MILLISECONDS);
-                if (first == null) {
-                    if (closing) {
-                        // A submit that saw closing == false may still offer; it checks writerDone
-                        // after offering, and whichever of us looks last fails the leftovers.
-                        writerDone = true;
-                        failQueued();
-                        return;
-                    }
-                    continue;
-                }
-                batch.add(first);
-                writeQueue.drainTo(batch, MAX_BATCH - 1);
-                commit(batch);
-                batch.clear();
-            } catch (InterruptedException e) {
-                writerDone = true;
-                failQueued();
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
-    }
-
-    private void failQueued() {
-        PendingMutation p;
-        while ((p = writeQueue.poll()) != null) {
-            p.done.completeExceptionally(new StorageOverloadedException("storage is shutting down"));
-        }
     }
 
     private void commit(List<PendingMutation> batch) {
@@ -160,13 +127,12 @@ public final class StorageService implements AutoCloseable {
      */
     @Override
     public void close() throws Exception {
-        closing = true;
-        writer.join(CLOSE_WAIT.toMillis());
+        boolean writerDone = writer.stop(CLOSE_WAIT);
         readers.shutdown();
         boolean readersDone = readers.awaitTermination(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        if (writer.isAlive() || !readersDone) {
+        if (!writerDone || !readersDone) {
             log.error("storage {} still busy after {} ms; leaving the database open rather than closing it under it",
-                    writer.isAlive() ? "writer" : "readers", CLOSE_WAIT.toMillis());
+                    !writerDone ? "writer" : "readers", CLOSE_WAIT.toMillis());
             return;
         }
         store.close();
