@@ -197,7 +197,7 @@ class DocumentationTest {
     void theOperationsPageDescribesTheDataDirectory() throws IOException {
         Set<String> subdirectories = matches(source("KvorumNode.java"), "dataDir\\(\\)\\.resolve\\(\"([^\"]+)\"\\)");
         assertThat(subdirectories).contains("records");
-        Set<String> boundFile = matches(source("storage/TimestampBound.java"), "FILE_NAME\\s*=\\s*\"([^\"]+)\"");
+        Set<String> boundFile = matches(source("storage/StoredTimestampCeiling.java"), "FILE_NAME\\s*=\\s*\"([^\"]+)\"");
         assertThat(boundFile).hasSize(1);
 
         Set<String> documented = new TreeSet<>();

@@ -53,7 +53,7 @@ public final class LevelDbStore implements AutoCloseable {
     private final ReadWriteLock closeLock = new ReentrantReadWriteLock();
     private final Set<Cursor> openCursors = ConcurrentHashMap.newKeySet();
     private boolean closed; // guarded by closeLock
-    private TimestampBound newestStored; // set once by open(), then the writer thread's
+    private StoredTimestampCeiling newestStored; // set once by open(), then the writer thread's
 
     private LevelDbStore(DB db, boolean fsync) {
         this.db = db;
@@ -71,7 +71,7 @@ public final class LevelDbStore implements AutoCloseable {
                 .writeBufferSize(16 << 20);
         LevelDbStore store = new LevelDbStore(factory.open(dir.toFile(), options), fsync);
         try {
-            store.newestStored = TimestampBound.open(dir, store::scanNewestTimestamp);
+            store.newestStored = StoredTimestampCeiling.open(dir, store::scanNewestTimestamp);
         } catch (IOException | RuntimeException e) {
             store.close();
             throw e;
@@ -120,7 +120,7 @@ public final class LevelDbStore implements AutoCloseable {
      * store. A {@link Mutation.Put} is kept only if its record is newer than the stored one (and
      * than an earlier put of the same key in this batch); a {@link Mutation.Purge} acts only if the
      * stored record is still exactly the one it expects. A put whose timestamp is above every
-     * stored one ({@link TimestampBound}) is kept without reading the key.
+     * stored one ({@link StoredTimestampCeiling}) is kept without reading the key.
      */
     boolean[] apply(List<? extends Mutation> mutations) {
         boolean[] applied = new boolean[mutations.size()];
