@@ -42,9 +42,9 @@ class DocumentationTest {
     // ---- docs/http-api.md ----
 
     @Test
-    void theApiPageListsEveryPathTheDispatcherRoutes() throws IOException {
-        Set<String> routed = matches(source("http/RequestDispatcher.java"), "case\\s+\"(/[^\"]*)\"\\s*->");
-        assertThat(routed).as("paths routed by RequestDispatcher").isNotEmpty();
+    void theApiPageListsEveryPathTheRouterRoutes() throws IOException {
+        Set<String> routed = matches(source("http/RequestRouter.java"), "case\\s+\"(/[^\"]*)\"\\s*->");
+        assertThat(routed).as("paths routed by RequestRouter").isNotEmpty();
 
         Set<String> documented = firstCells(table("docs/http-api.md", "path", "methods", "success", "what it does"));
         assertThat(documented).as("the endpoint table of docs/http-api.md").containsExactlyInAnyOrderElementsOf(routed);

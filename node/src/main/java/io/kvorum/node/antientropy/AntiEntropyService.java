@@ -193,11 +193,11 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
             RepairReport report = new RepairReport(rounds, failed,
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
             if (!report.isComplete()) {
-                log.warn("anti-entropy run ({}) could not reach {}; {}", why, report.failures(), report.toJson());
+                log.warn("anti-entropy run ({}) could not reach {}; {}", why, report.failures(), report);
             } else if (report.recordsSent() + report.recordsReceived() > 0) {
-                log.info("anti-entropy run ({}) repaired: {}", why, report.toJson());
+                log.info("anti-entropy run ({}) repaired: {}", why, report);
             } else {
-                log.debug("anti-entropy run ({}): replicas agree; {}", why, report.toJson());
+                log.debug("anti-entropy run ({}): replicas agree; {}", why, report);
             }
             return report;
         });
