@@ -9,6 +9,7 @@ import io.kvorum.node.coordinator.LocalReplica;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.http.HttpGateway;
+import io.kvorum.node.http.NodeStatus;
 import io.kvorum.node.antientropy.AntiEntropyService;
 import io.kvorum.node.antientropy.RepairStorage;
 import io.kvorum.node.storage.ExpiryPurger;
@@ -128,11 +129,11 @@ public final class KvorumNode implements AutoCloseable {
                         tuning.rangeBatchEntries(), tuning.rangeBatchBytes(), hlc::observe),
                 peers.hints());
 
-        String status = "{\"node\":\"" + selfId + "\",\"status\":\"serving\",\"clusterSize\":"
-                + config.topology().size() + ",\"replicationFactor\":" + config.replicationFactor();
         HttpGateway gateway = new HttpGateway(coordinator, config.topology().size(), config.replicationFactor(),
-                clock, config.maxValueBytes(), config.httpThreads(), () -> status + peers.statusJson().get() + "}",
-                () -> antiEntropy.repair().thenApply(report -> report.requireComplete().toJson()));
+                clock, config.maxValueBytes(), config.httpThreads(),
+                () -> NodeStatus.serving(selfId, config.topology().size(), config.replicationFactor(),
+                        peers.peerStatus().get(), peers.hintStatus().get()),
+                antiEntropy::repair);
         // Stopped early: the gateway gets its grace for requests in progress only on a graceful stop.
         parts.add("HTTP gateway", graceful -> gateway.stop(graceful ? tuning.shutdownGrace() : Duration.ZERO));
         parts.add("transport, on a kill", peers.killTransport()); // peers see the crash before clients

@@ -13,6 +13,7 @@ import io.kvorum.node.antientropy.AntiEntropyPeer;
 import io.kvorum.node.antientropy.AntiEntropyResponders;
 import io.kvorum.node.hints.HintStore;
 import io.kvorum.node.hints.HintedHandoff;
+import io.kvorum.node.http.NodeStatus;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
@@ -20,6 +21,7 @@ import io.kvorum.node.util.NodeThreads;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -42,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * @param ranges           the peers' range sources, by node id
  * @param antiEntropyPeers the peers to run anti-entropy rounds with
  * @param hints            where the coordinator hints writes a peer missed
- * @param statusJson       the status fields about peers and hints (each starting with a comma)
+ * @param peerStatus       what this node knows of each peer, for {@code /v0/status}; null in {@link #NONE}
+ * @param hintStatus       the hinted-handoff counters for {@code /v0/status}; null without hinted handoff
  * @param startLiveness    starts the heartbeats
  * @param announce         tells the peers this node started and waits for them, boundedly
  * @param startHandoff     starts delivering hints
@@ -51,14 +54,15 @@ import org.slf4j.LoggerFactory;
  *                         nothing (the transport closes at its own place in the lifecycle)
  */
 record PeerWiring(Map<String, Replica> replicas, Map<String, RangeSource> ranges,
-                  List<AntiEntropyPeer> antiEntropyPeers, HintSink hints, Supplier<String> statusJson,
+                  List<AntiEntropyPeer> antiEntropyPeers, HintSink hints,
+                  Supplier<Map<String, NodeStatus.Peer>> peerStatus, Supplier<NodeStatus.Hints> hintStatus,
                   Runnable startLiveness, Runnable announce, Runnable startHandoff, Lifecycle.Stop stopLiveness,
                   Lifecycle.Stop killTransport) {
 
     private static final Logger log = LoggerFactory.getLogger(PeerWiring.class);
 
     /** A single-node cluster's. */
-    static final PeerWiring NONE = new PeerWiring(Map.of(), Map.of(), List.of(), HintSink.NONE, () -> "",
+    static final PeerWiring NONE = new PeerWiring(Map.of(), Map.of(), List.of(), HintSink.NONE, () -> null, () -> null,
             () -> { }, () -> { }, () -> { }, graceful -> { }, graceful -> { });
 
     /**
@@ -146,15 +150,16 @@ record PeerWiring(Map<String, Replica> replicas, Map<String, RangeSource> ranges
         Runnable announce = () -> announce(heartbeats, tuning.announceWait());
         if (store.isEmpty()) {
             return new PeerWiring(peers, transport.ranges(), transport.antiEntropyPeers(), HintSink.NONE,
-                    () -> peersJson(liveness), startLiveness, announce, () -> { }, stopLiveness, killTransport);
+                    () -> peerStatus(liveness), () -> null, startLiveness, announce, () -> { }, stopLiveness,
+                    killTransport);
         }
         HintStore hints = store.get();
         HintedHandoff handoff = new HintedHandoff(hints, peers, tuning.hints().checkInterval(), tuning.hints().window());
         parts.add("hint delivery", graceful -> handoff.close()); // before the peers it delivers to close
         liveness.addListener(peer -> handoff.deliverPending()); // at once, not at the next check
         return new PeerWiring(peers, transport.ranges(), transport.antiEntropyPeers(), hints,
-                () -> peersJson(liveness) + hintsJson(hints, handoff), startLiveness, announce, handoff::start,
-                stopLiveness, killTransport);
+                () -> peerStatus(liveness), () -> new NodeStatus.Hints(hints.pendingByPeer(), handoff.delivered(),
+                        hints.dropped()), startLiveness, announce, handoff::start, stopLiveness, killTransport);
     }
 
     private static HintStore openHints(NodeConfig config, Clock clock) throws StartupException {
@@ -184,22 +189,11 @@ record PeerWiring(Map<String, Replica> replicas, Map<String, RangeSource> ranges
         }
     }
 
-    /** The status field with what this node knows of each peer. */
-    private static String peersJson(PeerLiveness liveness) {
-        StringBuilder json = new StringBuilder(",\"peers\":{");
-        liveness.snapshot().forEach((peer, s) -> json.append(json.charAt(json.length() - 1) == '{' ? "" : ",")
-                .append('"').append(peer).append("\":{\"state\":\"").append(s.state().jsonName())
-                .append("\",\"since\":").append(s.sinceMillis()).append(",\"rttMicros\":").append(s.rttMicros())
-                .append('}'));
-        return json.append('}').toString();
-    }
-
-    /** The status fields of hinted handoff: hints stored per peer, delivered and dropped since start. */
-    private static String hintsJson(HintStore store, HintedHandoff handoff) {
-        StringBuilder pending = new StringBuilder();
-        store.pendingByPeer().forEach((peer, n) ->
-                pending.append(pending.isEmpty() ? "" : ",").append('"').append(peer).append("\":").append(n));
-        return ",\"hints\":{\"pending\":{" + pending + "},\"delivered\":" + handoff.delivered()
-                + ",\"dropped\":" + store.dropped() + "}";
+    /** What this node knows of each peer, by id in ascending order. */
+    private static Map<String, NodeStatus.Peer> peerStatus(PeerLiveness liveness) {
+        Map<String, NodeStatus.Peer> peers = new LinkedHashMap<>();
+        liveness.snapshot().forEach((peer, s) ->
+                peers.put(peer, new NodeStatus.Peer(s.state().jsonName(), s.sinceMillis(), s.rttMicros())));
+        return peers;
     }
 }

@@ -42,9 +42,9 @@ class DocumentationTest {
     // ---- docs/http-api.md ----
 
     @Test
-    void theApiPageListsEveryPathTheDispatcherRoutes() throws IOException {
-        Set<String> routed = matches(source("http/RequestDispatcher.java"), "case\\s+\"(/[^\"]*)\"\\s*->");
-        assertThat(routed).as("paths routed by RequestDispatcher").isNotEmpty();
+    void theApiPageListsEveryPathTheRouterRoutes() throws IOException {
+        Set<String> routed = matches(source("http/RequestRouter.java"), "case\\s+\"(/[^\"]*)\"\\s*->");
+        assertThat(routed).as("paths routed by RequestRouter").isNotEmpty();
 
         Set<String> documented = firstCells(table("docs/http-api.md", "path", "methods", "success", "what it does"));
         assertThat(documented).as("the endpoint table of docs/http-api.md").containsExactlyInAnyOrderElementsOf(routed);
@@ -197,7 +197,7 @@ class DocumentationTest {
     void theOperationsPageDescribesTheDataDirectory() throws IOException {
         Set<String> subdirectories = matches(source("KvorumNode.java"), "dataDir\\(\\)\\.resolve\\(\"([^\"]+)\"\\)");
         assertThat(subdirectories).contains("records");
-        Set<String> boundFile = matches(source("storage/TimestampBound.java"), "FILE_NAME\\s*=\\s*\"([^\"]+)\"");
+        Set<String> boundFile = matches(source("storage/StoredTimestampCeiling.java"), "FILE_NAME\\s*=\\s*\"([^\"]+)\"");
         assertThat(boundFile).hasSize(1);
 
         Set<String> documented = new TreeSet<>();

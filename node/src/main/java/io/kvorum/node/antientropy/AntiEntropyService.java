@@ -194,9 +194,9 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
                     lastRounds.put(peer.nodeId(), new AntiEntropyState.LastRound(now, true,
                             stats.recordsSent() + stats.recordsReceived(), stats.durationMs(), null));
                 } else {
-                    String why = AntiEntropySession.asRepairException(error).getMessage();
-                    failed.put(peer.nodeId(), why);
-                    lastRounds.put(peer.nodeId(), new AntiEntropyState.LastRound(now, false, 0, 0, why));
+                    String failure = AntiEntropySession.asRepairException(error).getMessage();
+                    failed.put(peer.nodeId(), failure);
+                    lastRounds.put(peer.nodeId(), new AntiEntropyState.LastRound(now, false, 0, 0, failure));
                 }
                 return null;
             }));
@@ -205,11 +205,11 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
             RepairReport report = new RepairReport(rounds, failed,
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
             if (!report.isComplete()) {
-                log.warn("anti-entropy run ({}) could not reach {}; {}", why, report.failures(), report.toJson());
+                log.warn("anti-entropy run ({}) could not reach {}; {}", why, report.failures(), report);
             } else if (report.recordsSent() + report.recordsReceived() > 0) {
-                log.info("anti-entropy run ({}) repaired: {}", why, report.toJson());
+                log.info("anti-entropy run ({}) repaired: {}", why, report);
             } else {
-                log.debug("anti-entropy run ({}): replicas agree; {}", why, report.toJson());
+                log.debug("anti-entropy run ({}): replicas agree; {}", why, report);
             }
             return report;
         });

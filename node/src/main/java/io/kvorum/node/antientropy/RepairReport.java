@@ -3,6 +3,7 @@ package io.kvorum.node.antientropy;
 import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.function.ToLongFunction;
 import java.util.stream.Collectors;
 
 /**
@@ -33,38 +34,52 @@ public record RepairReport(List<RoundStats> rounds, SortedMap<String, String> fa
         return this;
     }
 
+    /** Summed over the completed rounds, as the other counts below. */
     public long recordsSent() {
-        return rounds.stream().mapToLong(RoundStats::recordsSent).sum();
+        return sum(RoundStats::recordsSent);
     }
 
     public long recordsReceived() {
-        return rounds.stream().mapToLong(RoundStats::recordsReceived).sum();
+        return sum(RoundStats::recordsReceived);
     }
 
-    /**
-     * The summary {@code POST /v0/repair} answers: {@code peers} (completed rounds), {@code unreachable},
-     * then the sums over the completed rounds and the duration.
-     */
-    public String toJson() {
-        return "{\"peers\":" + jsonList(rounds.stream().map(RoundStats::peer).toList())
-                + ",\"unreachable\":" + jsonList(List.copyOf(failed.keySet()))
-                + ",\"bucketsCompared\":" + rounds.stream().mapToLong(RoundStats::bucketsCompared).sum()
-                + ",\"bucketsDiffering\":" + rounds.stream().mapToLong(RoundStats::bucketsDiffering).sum()
-                + ",\"recordsSent\":" + recordsSent()
-                + ",\"recordsReceived\":" + recordsReceived()
-                + ",\"bytesSent\":" + rounds.stream().mapToLong(RoundStats::bytesSent).sum()
-                + ",\"bytesReceived\":" + rounds.stream().mapToLong(RoundStats::bytesReceived).sum()
-                + ",\"durationMs\":" + durationMs + "}";
+    /** The peers whose round completed, in the order the rounds ran. */
+    public List<String> peers() {
+        return rounds.stream().map(RoundStats::peer).toList();
+    }
+
+    public long bucketsCompared() {
+        return sum(RoundStats::bucketsCompared);
+    }
+
+    public long bucketsDiffering() {
+        return sum(RoundStats::bucketsDiffering);
+    }
+
+    public long bytesSent() {
+        return sum(RoundStats::bytesSent);
+    }
+
+    public long bytesReceived() {
+        return sum(RoundStats::bytesReceived);
+    }
+
+    private long sum(ToLongFunction<RoundStats> field) {
+        return rounds.stream().mapToLong(field).sum();
+    }
+
+    /** For the log: what the summary of {@code POST /v0/repair} says, sums over the completed rounds. */
+    @Override
+    public String toString() {
+        return "peers " + peers() + ", unreachable " + failed.keySet() + ", buckets compared " + bucketsCompared()
+                + " (differing " + bucketsDiffering() + "), records sent " + recordsSent() + " received "
+                + recordsReceived() + ", bytes sent " + bytesSent() + " received " + bytesReceived() + ", "
+                + durationMs + " ms";
     }
 
     /** One line for the log and for a 504: who failed and why. */
     public String failures() {
         return failed.entrySet().stream().map(e -> e.getKey() + " (" + e.getValue() + ")")
                 .collect(Collectors.joining(", "));
-    }
-
-    /** Node ids are letters, digits, '_', '.', '-' (see Topology), so they need no escaping. */
-    private static String jsonList(List<String> ids) {
-        return ids.stream().map(id -> "\"" + id + "\"").collect(Collectors.joining(",", "[", "]"));
     }
 }

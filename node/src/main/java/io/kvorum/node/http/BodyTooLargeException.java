@@ -4,7 +4,7 @@ import io.netty.handler.codec.TooLongFrameException;
 
 /**
  * The request body is over {@code --max-value-bytes}. The aggregator hands a request carrying this
- * as its decoder failure to the dispatcher, which answers {@code 413} in the request's turn.
+ * as its decoder failure to the {@link ConnectionHandler}, which answers {@code 413} in the request's turn.
  */
 final class BodyTooLargeException extends TooLongFrameException {
 

@@ -1,11 +1,11 @@
 package io.kvorum.node.http;
 
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpMessage;
@@ -25,6 +25,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * The HTTP pipeline, stage by stage:
@@ -35,30 +36,37 @@ import java.util.concurrent.TimeUnit;
  *       headers;</li>
  *   <li>{@code keep-alive}: HTTP/1.1 persistent connections;</li>
  *   <li>{@code aggregator}: assembles the body up to {@code --max-value-bytes}, refusing a larger
- *       one from the Content-Length before buffering it (the dispatcher answers 413 in turn);</li>
- *   <li>{@code dispatcher}: hands the request to the core ({@link RequestDispatcher}).</li>
+ *       one from the Content-Length before buffering it (the connection handler answers 413 in turn);</li>
+ *   <li>{@code connection}: answers the requests in order, as the {@link RequestRouter} decides
+ *       ({@link ConnectionHandler}).</li>
  * </ol>
  */
-final class GatewayChannelInitializer extends ChannelInitializer<SocketChannel> {
+final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
 
     static final int IDLE_SECONDS = 300;
     static final int MAX_INITIAL_LINE = 16 * 1024;
     static final int MAX_HEADER_BYTES = 16 * 1024;
     static final int MAX_CHUNK_BYTES = 64 * 1024;
 
-    private final GatewayContext gateway;
+    private final Function<FullHttpRequest, Answer> router;
+    private final InFlightRequests inFlight;
     private final int maxValueBytes;
     private final ChannelGroup openChannels;
 
-    /** @param openChannels every accepted connection is added here, so shutdown can close them */
-    GatewayChannelInitializer(GatewayContext gateway, int maxValueBytes, ChannelGroup openChannels) {
-        this.gateway = gateway;
+    /**
+     * @param router       what answers each request ({@link RequestRouter#route} but in tests)
+     * @param openChannels every accepted connection is added here, so shutdown can close them
+     */
+    GatewayChannelInitializer(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight, int maxValueBytes,
+                              ChannelGroup openChannels) {
+        this.router = router;
+        this.inFlight = inFlight;
         this.maxValueBytes = maxValueBytes;
         this.openChannels = openChannels;
     }
 
     @Override
-    protected void initChannel(SocketChannel ch) {
+    protected void initChannel(Channel ch) {
         openChannels.add(ch);
         ChannelPipeline p = ch.pipeline();
         p.addLast("idle", new IdleStateHandler(0, 0, IDLE_SECONDS, TimeUnit.SECONDS) {
@@ -70,7 +78,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<SocketChannel> 
         p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, MAX_CHUNK_BYTES));
         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
         p.addLast("aggregator", new BodyLimit(maxValueBytes));
-        p.addLast("dispatcher", new RequestDispatcher(gateway));
+        p.addLast("connection", new ConnectionHandler(router, inFlight));
     }
 
     /** The aggregator, with the SPEC's plain-text 413 instead of Netty's empty one. */
@@ -115,7 +123,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<SocketChannel> 
             }
             // Requests before this one on the connection may still be in progress (pipelining), so
             // the 413 must not be written from here, ahead of their answers. It goes to the
-            // dispatcher, which answers requests in order, as a request that failed to decode.
+            // connection handler, which answers requests in order, as a request that failed to decode.
             FullHttpRequest refused = new DefaultFullHttpRequest(head.protocolVersion(), head.method(), head.uri(),
                     Unpooled.EMPTY_BUFFER);
             HttpUtil.setKeepAlive(refused, !close);

@@ -1,5 +1,6 @@
 package io.kvorum.node.http;
 
+import io.kvorum.node.antientropy.RepairReport;
 import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.util.NamedThreadFactory;
@@ -30,7 +31,8 @@ import java.util.function.Supplier;
  */
 public final class HttpGateway {
 
-    private final GatewayContext context;
+    private final RequestRouter router;
+    private final InFlightRequests inFlight = new InFlightRequests();
     private final int maxValueBytes;
     private final int threads;
     private final ChannelGroup channels = new DefaultChannelGroup("http", GlobalEventExecutor.INSTANCE);
@@ -40,14 +42,14 @@ public final class HttpGateway {
 
     /**
      * @param threads event-loop threads; 0 means one per core
-     * @param status  the body of {@code GET /v0/status}
-     * @param repair  runs {@code POST /v0/repair}; completes with its JSON summary (200), or fails with
-     *                {@link io.kvorum.node.antientropy.RepairIncompleteException} (504) when a peer was not reached
+     * @param status  the body of {@code GET /v0/status}, serialized as JSON
+     * @param repair  runs {@code POST /v0/repair}; completes with the report whether or not every peer was
+     *                reached: its JSON summary answers 200, or 504 naming the peers that were not
      */
     public HttpGateway(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
-                       int maxValueBytes, int threads, Supplier<String> status,
-                       Supplier<CompletableFuture<String>> repair) {
-        this.context = new GatewayContext(coordinator, clusterSize, replicationFactor, clock, status, repair);
+                       int maxValueBytes, int threads, Supplier<NodeStatus> status,
+                       Supplier<CompletableFuture<RepairReport>> repair) {
+        this.router = new RequestRouter(coordinator, clusterSize, replicationFactor, clock, status, repair);
         this.maxValueBytes = maxValueBytes;
         this.threads = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
     }
@@ -66,7 +68,7 @@ public final class HttpGateway {
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
-                .childHandler(new GatewayChannelInitializer(context, maxValueBytes, channels));
+                .childHandler(new GatewayChannelInitializer(router::route, inFlight, maxValueBytes, channels));
         try {
             serverChannel = bootstrap.bind(bindAddress, port).sync().channel();
         } catch (Exception e) {
@@ -78,7 +80,7 @@ public final class HttpGateway {
 
     /** Requests in progress right now, over all connections. */
     public int inFlight() {
-        return context.inFlight();
+        return inFlight.count();
     }
 
     /**
@@ -89,10 +91,7 @@ public final class HttpGateway {
         if (serverChannel != null) {
             serverChannel.close().await(grace.toMillis() + 1000);
         }
-        long deadline = System.nanoTime() + grace.toNanos();
-        while (context.inFlight() > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(10); // shutdown path only: poll the in-flight count until it drains
-        }
+        inFlight.awaitNone(grace);
         channels.close().await(1, TimeUnit.SECONDS);
         if (workerGroup != null) {
             workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(2, TimeUnit.SECONDS);

@@ -29,15 +29,15 @@ final class RangeResponder {
 
     private final ChannelHandlerContext ctx;
     private final EntryStream stream;
-    private final RequestDispatcher dispatcher;
+    private final ConnectionHandler connection;
     private boolean headersSent;
     private boolean waitingForWritability;
     private boolean over;
 
-    RangeResponder(ChannelHandlerContext ctx, EntryStream stream, RequestDispatcher dispatcher) {
+    RangeResponder(ChannelHandlerContext ctx, EntryStream stream, ConnectionHandler connection) {
         this.ctx = ctx;
         this.stream = stream;
-        this.dispatcher = dispatcher;
+        this.connection = connection;
     }
 
     void start() {
@@ -58,7 +58,7 @@ final class RangeResponder {
             if (headersSent) {
                 ctx.close(); // truncate: no terminating chunk
             } else {
-                dispatcher.respond(ctx, Responses.forFailure(error));
+                connection.respond(ctx, Responses.forFailure(error));
             }
             return;
         }
@@ -66,13 +66,13 @@ final class RangeResponder {
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
             head.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_OCTET_STREAM);
             HttpUtil.setTransferEncodingChunked(head, true);
-            dispatcher.respondStreaming(ctx, head);
+            connection.respondStreaming(ctx, head);
             headersSent = true;
         }
         if (batch.isEmpty()) {
             over = true;
             stream.close();
-            ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(f -> dispatcher.finished(ctx));
+            ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(f -> connection.finished(ctx));
             return;
         }
         for (Entry e : batch) {

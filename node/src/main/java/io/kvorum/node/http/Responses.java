@@ -1,5 +1,8 @@
 package io.kvorum.node.http;
 
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import io.kvorum.node.antientropy.RepairIncompleteException;
 import io.kvorum.node.error.RequestException;
 import io.kvorum.node.util.Failures;
 import io.netty.buffer.ByteBuf;
@@ -19,6 +22,8 @@ final class Responses {
 
     private static final Logger log = LoggerFactory.getLogger(Responses.class);
     static final String RETRY_AFTER_SECONDS = "1";
+    /** Thread-safe. Node ids and messages are written as they are, without HTML escapes. */
+    private static final Gson JSON = new GsonBuilder().disableHtmlEscaping().create();
 
     private Responses() {
     }
@@ -42,8 +47,10 @@ final class Responses {
         return bytes(status, body, HttpHeaderValues.TEXT_PLAIN + "; charset=utf-8");
     }
 
-    static FullHttpResponse json(HttpResponseStatus status, String json) {
-        return bytes(status, Unpooled.copiedBuffer(json + "\n", StandardCharsets.UTF_8), HttpHeaderValues.APPLICATION_JSON);
+    /** {@code body} as one line of JSON: records field by field in declaration order, nulls left out. */
+    static FullHttpResponse json(HttpResponseStatus status, Object body) {
+        return bytes(status, Unpooled.copiedBuffer(JSON.toJson(body) + "\n", StandardCharsets.UTF_8),
+                HttpHeaderValues.APPLICATION_JSON);
     }
 
     static FullHttpResponse methodNotAllowed(String allow) {
@@ -72,8 +79,16 @@ final class Responses {
         return switch (e.code()) {
             case BAD_REQUEST -> text(HttpResponseStatus.BAD_REQUEST, e.getMessage());
             case NOT_ENOUGH_REPLICAS -> text(HttpResponseStatus.GATEWAY_TIMEOUT, "Not Enough Replicas: " + e.getMessage());
-            case REPAIR_INCOMPLETE -> text(HttpResponseStatus.GATEWAY_TIMEOUT, "Repair incomplete: " + e.getMessage());
+            case REPAIR_INCOMPLETE -> text(HttpResponseStatus.GATEWAY_TIMEOUT, "Repair incomplete: " + e.getMessage()
+                    + completedRounds(e));
             case OVERLOADED -> overloaded(e.getMessage());
         };
+    }
+
+    /** After the peers a repair could not reach (the message), the summary of the rounds that completed. */
+    private static String completedRounds(RequestException e) {
+        return e instanceof RepairIncompleteException incomplete
+                ? "; completed rounds: " + JSON.toJson(RepairSummary.of(incomplete.report()))
+                : "";
     }
 }

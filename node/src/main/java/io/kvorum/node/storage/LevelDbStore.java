@@ -52,7 +52,7 @@ public final class LevelDbStore implements AutoCloseable {
     private final ReadWriteLock closeLock = new ReentrantReadWriteLock();
     private final Set<Cursor> openCursors = ConcurrentHashMap.newKeySet();
     private boolean closed; // guarded by closeLock
-    private TimestampBound newestStored; // set once by open(), then the writer thread's
+    private StoredTimestampCeiling newestStored; // set once by open(), then the writer thread's
     private volatile IntConsumer changedBuckets = bucket -> { };
 
     private LevelDbStore(DB db, boolean fsync) {
@@ -69,7 +69,7 @@ public final class LevelDbStore implements AutoCloseable {
                     BucketIndex.build(store.db, () -> records.next(4096, 4 << 20));
                 }
             }
-            store.newestStored = TimestampBound.open(dir, store::scanNewestTimestamp);
+            store.newestStored = StoredTimestampCeiling.open(dir, store::scanNewestTimestamp);
         } catch (IOException | RuntimeException e) {
             store.close();
             throw e;
@@ -148,7 +148,7 @@ public final class LevelDbStore implements AutoCloseable {
      * store. A {@link Mutation.Put} is kept only if its record is newer than the stored one (and
      * than an earlier put of the same key in this batch); a {@link Mutation.Purge} acts only if the
      * stored record is still exactly the one it expects. A put whose timestamp is above every
-     * stored one ({@link TimestampBound}) is kept without reading the key.
+     * stored one ({@link StoredTimestampCeiling}) is kept without reading the key.
      */
     boolean[] apply(List<? extends Mutation> mutations) {
         boolean[] applied = new boolean[mutations.size()];

@@ -2,6 +2,8 @@ package io.kvorum.node.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
 import io.kvorum.node.config.NodeOption;
@@ -13,8 +15,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -53,9 +53,11 @@ abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
             Answer repair = repair(c, "n3");
 
             assertThat(repair.status()).as(repair.toString()).isEqualTo(Answer.OK);
-            assertThat(repair.body()).contains("\"peers\":[\"n1\",\"n2\"]").contains("\"unreachable\":[]");
-            assertThat(number(repair, "recordsReceived")).isGreaterThanOrEqualTo(data.size());
-            assertThat(number(repair, "bucketsCompared")).isEqualTo(2 * LEAVES);
+            JsonObject summary = JsonParser.parseString(repair.body()).getAsJsonObject();
+            assertThat(ids(summary, "peers")).containsExactly("n1", "n2");
+            assertThat(ids(summary, "unreachable")).isEmpty();
+            assertThat(summary.get("recordsReceived").getAsLong()).isGreaterThanOrEqualTo(data.size());
+            assertThat(summary.get("bucketsCompared").getAsLong()).isEqualTo(2 * LEAVES);
             c.stop("n1");
             c.stop("n2");
             assertAloneServes(c, "n3", data);
@@ -71,11 +73,13 @@ abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
             Answer repair = repair(c, "n1");
 
             assertThat(repair.status()).as(repair.toString()).isEqualTo(Answer.OK);
-            assertThat(repair.body()).contains("\"peers\":[\"n2\",\"n3\"]");
-            assertThat(number(repair, "recordsSent")).as(repair.body()).isZero();
-            assertThat(number(repair, "recordsReceived")).as(repair.body()).isZero();
-            assertThat(number(repair, "bucketsCompared")).isEqualTo(2 * LEAVES);
-            assertThat(number(repair, "bytesSent") + number(repair, "bytesReceived")).as(repair.body()).isLessThan(500);
+            JsonObject summary = JsonParser.parseString(repair.body()).getAsJsonObject();
+            assertThat(ids(summary, "peers")).containsExactly("n2", "n3");
+            assertThat(summary.get("recordsSent").getAsLong()).as(repair.body()).isZero();
+            assertThat(summary.get("recordsReceived").getAsLong()).as(repair.body()).isZero();
+            assertThat(summary.get("bucketsCompared").getAsLong()).isEqualTo(2 * LEAVES);
+            assertThat(summary.get("bytesSent").getAsLong() + summary.get("bytesReceived").getAsLong())
+                    .as(repair.body()).isLessThan(500);
         });
     }
 
@@ -157,8 +161,12 @@ abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
             Answer repair = repair(c, "n1");
 
             assertThat(repair.status()).as(repair.toString()).isEqualTo(504);
-            assertThat(repair.body()).contains("could not reach n2").contains("\"peers\":[\"n3\"]")
-                    .contains("\"unreachable\":[\"n2\"]").doesNotContain("could not reach n3");
+            String[] parts = repair.body().split("; completed rounds: ", 2);
+            assertThat(parts).as(repair.body()).hasSize(2);
+            assertThat(parts[0]).contains("could not reach n2").doesNotContain("could not reach n3");
+            JsonObject completed = JsonParser.parseString(parts[1]).getAsJsonObject();
+            assertThat(ids(completed, "peers")).containsExactly("n3");
+            assertThat(ids(completed, "unreachable")).containsExactly("n2");
             c.stop("n1");
             assertAloneServes(c, "n3", Map.of(onlyOnN1, "lonely"));
         });
@@ -197,7 +205,8 @@ abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
 
                     assertThat(repair.status()).as(repair.toString()).isEqualTo(Answer.OK);
                     assertThat(written.get()).as("writes during the round").isGreaterThan(before);
-                    assertThat(number(repair, "recordsSent") + number(repair, "recordsReceived"))
+                    JsonObject summary = JsonParser.parseString(repair.body()).getAsJsonObject();
+                    assertThat(summary.get("recordsSent").getAsLong() + summary.get("recordsReceived").getAsLong())
                             .as("records exchanged by a round under writes: %s", repair.body()).isZero();
                 }
             } finally {
@@ -226,10 +235,11 @@ abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
         return raw(c, via, "POST", "/v0/repair", null);
     }
 
-    private static long number(Answer answer, String field) {
-        Matcher m = Pattern.compile("\"" + field + "\":(\\d+)").matcher(answer.body());
-        assertThat(m.find()).as(field + " in " + answer).isTrue();
-        return Long.parseLong(m.group(1));
+    /** The node ids listed in {@code field} of a repair summary. */
+    private static List<String> ids(JsonObject summary, String field) {
+        List<String> ids = new ArrayList<>();
+        summary.getAsJsonArray(field).forEach(id -> ids.add(id.getAsString()));
+        return ids;
     }
 
     /**

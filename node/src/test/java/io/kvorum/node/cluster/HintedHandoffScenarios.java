@@ -2,6 +2,9 @@ package io.kvorum.node.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
 import io.kvorum.node.config.NodeOption;
@@ -10,8 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongPredicate;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -157,30 +158,24 @@ abstract class HintedHandoffScenarios extends ClusterScenarioSupport {
 
     // ---- the coordinator's hint counters, from /v0/status ----
 
-    private static final Pattern PENDING = Pattern.compile("\"hints\":\\{\"pending\":\\{([^}]*)}");
-    private static final Pattern DELIVERED = Pattern.compile("\"hints\":\\{.*\"delivered\":(\\d+)");
-
-    private static String status(MiniCluster c, String node) throws Exception {
+    /** The {@code hints} object of {@code node}'s status. */
+    private static JsonObject hints(MiniCluster c, String node) throws Exception {
         Answer status = raw(c, node, "GET", "/v0/status", null);
         assertThat(status.status()).as("status of " + node).isEqualTo(Answer.OK);
-        return status.body();
+        JsonObject hints = JsonParser.parseString(status.body()).getAsJsonObject().getAsJsonObject("hints");
+        assertThat(hints).as("hint counters in " + status.body()).isNotNull();
+        return hints;
     }
 
     /** How many hints {@code node} holds for {@code peer}. */
     static long hintsPending(MiniCluster c, String node, String peer) throws Exception {
-        String body = status(c, node);
-        Matcher m = PENDING.matcher(body);
-        assertThat(m.find()).as("hint counters in " + body).isTrue();
-        Matcher n = Pattern.compile("\"" + Pattern.quote(peer) + "\":(\\d+)").matcher(m.group(1));
-        return n.find() ? Long.parseLong(n.group(1)) : 0;
+        JsonElement pending = hints(c, node).getAsJsonObject("pending").get(peer);
+        return pending == null ? 0 : pending.getAsLong();
     }
 
     /** How many hints {@code node} delivered since it started. */
     static long hintsDelivered(MiniCluster c, String node) throws Exception {
-        String body = status(c, node);
-        Matcher m = DELIVERED.matcher(body);
-        assertThat(m.find()).as("hint counters in " + body).isTrue();
-        return Long.parseLong(m.group(1));
+        return hints(c, node).get("delivered").getAsLong();
     }
 
     private static void awaitHints(MiniCluster c, String node, String peer, LongPredicate condition, Duration bound,

@@ -5,6 +5,8 @@ import static io.kvorum.node.http.HttpAssertions.assertStatus;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.node.RawHttp;
 import io.kvorum.node.TestNode;
@@ -530,14 +532,42 @@ class EntityApiTest {
         assertThat(node.client().isReady().join()).isTrue();
     }
 
+    /** docs/http-api.md: a single node's status has these fields, in this order, and no peers or hints. */
+    @Test
+    void statusOfOneNodeIsTheDocumentedJson() {
+        JsonObject status = json(node.get("/v0/status"));
+        assertThat(status.keySet()).containsExactly("node", "status", "clusterSize", "replicationFactor");
+        assertThat(status.get("node").getAsString()).isEqualTo(node.node().config().self().id());
+        assertThat(status.get("status").getAsString()).isEqualTo("serving");
+        assertThat(status.get("clusterSize").getAsJsonPrimitive().isNumber()).isTrue();
+        assertThat(status.get("clusterSize").getAsInt()).isEqualTo(1);
+        assertThat(status.get("replicationFactor").getAsInt()).isEqualTo(1);
+    }
+
+    /** docs/http-api.md: no peers, so nothing compared, at once; numbers are JSON numbers. */
     @Test
     void repairOnOneNodeIs200WithAJsonSummary() {
-        HttpResponse<byte[]> repair = node.send("POST", "/v0/repair", null);
-        assertStatus(repair, 200);
-        assertThat(repair.headers().firstValue("content-type")).hasValueSatisfying(
+        JsonObject summary = json(node.send("POST", "/v0/repair", null));
+        assertThat(summary.keySet()).containsExactly("peers", "unreachable", "bucketsCompared", "bucketsDiffering",
+                "recordsSent", "recordsReceived", "bytesSent", "bytesReceived", "durationMs");
+        assertThat(summary.getAsJsonArray("peers")).isEmpty();
+        assertThat(summary.getAsJsonArray("unreachable")).isEmpty();
+        for (String count : List.of("bucketsCompared", "bucketsDiffering", "recordsSent", "recordsReceived",
+                "bytesSent", "bytesReceived")) {
+            assertThat(summary.get(count).getAsJsonPrimitive().isNumber()).as(count).isTrue();
+            assertThat(summary.get(count).getAsLong()).as(count).isZero();
+        }
+        assertThat(summary.get("durationMs").getAsLong()).isNotNegative();
+    }
+
+    /** A 200 with an {@code application/json} body of one line holding one object. */
+    private static JsonObject json(HttpResponse<byte[]> response) {
+        assertStatus(response, 200);
+        assertThat(response.headers().firstValue("content-type")).hasValueSatisfying(
                 ct -> assertThat(ct).startsWith("application/json"));
-        String json = new String(repair.body(), UTF_8).strip();
-        assertThat(json).startsWith("{").endsWith("}");
-        assertThat(json).contains("\"peers\"");
+        String body = new String(response.body(), UTF_8);
+        assertThat(body).as("one line").endsWith("\n");
+        assertThat(body.strip()).as("one line").doesNotContain("\n");
+        return JsonParser.parseString(body).getAsJsonObject();
     }
 }

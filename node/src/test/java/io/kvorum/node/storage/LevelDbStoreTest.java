@@ -341,7 +341,7 @@ class LevelDbStoreTest {
         assertThat(keys(readAll(new byte[0], null))).containsExactly("a");
     }
 
-    // The writer skips the read of a key when a put is above every stored timestamp (TimestampBound).
+    // The writer skips the read of a key when a put is above every stored timestamp (StoredTimestampCeiling).
     // These check that an older put is still refused whichever way the bound was obtained.
 
     @Test
@@ -359,11 +359,11 @@ class LevelDbStoreTest {
         put(key("k"), value(9_000, "new"));
         store.close();
         store = null;
-        Files.delete(dir.resolve(TimestampBound.FILE_NAME));
+        Files.delete(dir.resolve(StoredTimestampCeiling.FILE_NAME));
         store = LevelDbStore.open(dir, false, 1 << 20);
         assertThat(put(key("k"), value(8_999, "old"))).as("the bound comes from a scan of the store").isFalse();
         assertThat(store.get(key("k"))).isEqualTo(value(9_000, "new"));
-        assertThat(Files.exists(dir.resolve(TimestampBound.FILE_NAME))).as("and is persisted again").isTrue();
+        assertThat(Files.exists(dir.resolve(StoredTimestampCeiling.FILE_NAME))).as("and is persisted again").isTrue();
     }
 
     @Test
@@ -371,16 +371,16 @@ class LevelDbStoreTest {
         put(key("k"), value(9_000, "new"));
         store.close();
         store = null;
-        Files.writeString(dir.resolve(TimestampBound.FILE_NAME), "garbage");
+        Files.writeString(dir.resolve(StoredTimestampCeiling.FILE_NAME), "garbage");
         store = LevelDbStore.open(dir, false, 1 << 20);
         assertThat(put(key("k"), value(8_999, "old"))).isFalse();
     }
 
     @Test
     void thePersistedBoundIsAboveEveryWrittenTimestamp() throws IOException {
-        long far = TimestampBound.HEADROOM * 10;
+        long far = StoredTimestampCeiling.HEADROOM * 10;
         put(key("k"), value(far, "v"));
-        long persisted = Long.parseUnsignedLong(Files.readString(dir.resolve(TimestampBound.FILE_NAME)).trim());
+        long persisted = Long.parseUnsignedLong(Files.readString(dir.resolve(StoredTimestampCeiling.FILE_NAME)).trim());
         assertThat(Long.compareUnsigned(persisted, far)).isPositive();
     }
 

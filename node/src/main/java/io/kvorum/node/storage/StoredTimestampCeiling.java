@@ -13,8 +13,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An upper bound on the timestamp of every record in the store, so that the writer can tell a
- * write that is newer than anything stored without reading the key first.
+ * A ceiling over the timestamp of every record in the store, persisted across restarts, so that
+ * the writer can tell a write that is newer than anything stored without reading the key first.
  *
  * <p>Why: {@link LevelDbStore#apply} keeps a put only if it is newer than the stored version, and
  * reading that version was most of the writer thread's work. But a coordinator stamps writes with
@@ -33,9 +33,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threading: the writer thread only, like {@link LevelDbStore#apply}.
  */
-final class TimestampBound {
+final class StoredTimestampCeiling {
 
-    private static final Logger log = LoggerFactory.getLogger(TimestampBound.class);
+    private static final Logger log = LoggerFactory.getLogger(StoredTimestampCeiling.class);
 
     /** In the LevelDB directory; LevelDB leaves files whose names it does not use alone. */
     static final String FILE_NAME = "KVORUM-TIMESTAMP-BOUND";
@@ -46,7 +46,7 @@ final class TimestampBound {
     private long newest;
     private long persisted;
 
-    private TimestampBound(Path file, long newest, long persisted) {
+    private StoredTimestampCeiling(Path file, long newest, long persisted) {
         this.file = file;
         this.newest = newest;
         this.persisted = persisted;
@@ -56,14 +56,14 @@ final class TimestampBound {
      * Reads the bound of the store in {@code dir}, or, when there is no readable one, computes it
      * with {@code scanNewest} (the largest stored timestamp, 0 when the store is empty) and persists it.
      */
-    static TimestampBound open(Path dir, LongSupplier scanNewest) throws IOException {
+    static StoredTimestampCeiling open(Path dir, LongSupplier scanNewest) throws IOException {
         Path file = dir.resolve(FILE_NAME);
         Long stored = read(file);
         if (stored != null) {
-            return new TimestampBound(file, stored, stored);
+            return new StoredTimestampCeiling(file, stored, stored);
         }
         long newest = scanNewest.getAsLong();
-        TimestampBound bound = new TimestampBound(file, newest, 0);
+        StoredTimestampCeiling bound = new StoredTimestampCeiling(file, newest, 0);
         bound.persist(newest);
         return bound;
     }

@@ -1,0 +1,186 @@
+package io.kvorum.node.http;
+
+import io.kvorum.node.util.Failures;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.util.ReferenceCountUtil;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The last stage of the HTTP pipeline, one per connection: answers its requests one at a time, in
+ * the order they arrived (HTTP/1.1 pipelining), each with what the router makes of it, and after
+ * each answer keeps the connection open or closes it, as the request asked. A request that failed
+ * to decode is answered here in its turn (400, 413, 414 or 431); after any such failure but a body
+ * over the limit, the connection closes, since the rest of the stream cannot be trusted.
+ *
+ * <p>Threading: every field is confined to the channel's event loop, and nothing here blocks:
+ * answers that complete on other threads (storage, transport) are written back on the event loop.
+ * While a request is in progress, later ones wait in {@code queued} and reading from the socket
+ * pauses, which also bounds the queue. Every request counts in {@link InFlightRequests} from its
+ * start until its answer is written or the connection closes.
+ */
+final class ConnectionHandler extends ChannelInboundHandlerAdapter {
+
+    private static final Logger log = LoggerFactory.getLogger(HttpGateway.class);
+
+    private final Function<FullHttpRequest, Answer> router;
+    private final InFlightRequests inFlight;
+    private final ArrayDeque<FullHttpRequest> queued = new ArrayDeque<>();
+    private boolean busy;
+    private boolean keepAlive;
+    private RangeResponder range;
+
+    /** @param router decides the answer to a request without blocking; reads the request only before returning */
+    ConnectionHandler(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight) {
+        this.router = router;
+        this.inFlight = inFlight;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof FullHttpRequest request)) {
+            ReferenceCountUtil.release(msg);
+            return;
+        }
+        if (busy) {
+            queued.add(request);
+            ctx.channel().config().setAutoRead(false);
+            return;
+        }
+        start(ctx, request);
+    }
+
+    private void start(ChannelHandlerContext ctx, FullHttpRequest request) {
+        busy = true;
+        inFlight.started();
+        keepAlive = HttpUtil.isKeepAlive(request);
+        try {
+            DecoderResult decoded = request.decoderResult();
+            if (decoded.isFailure()) {
+                // After a body over the limit the aggregator may have kept the connection usable;
+                // after any other decoding failure the rest of the stream cannot be trusted.
+                if (!(decoded.cause() instanceof BodyTooLargeException)) {
+                    keepAlive = false;
+                }
+                respond(ctx, malformed(decoded.cause()));
+                return;
+            }
+            Answer answer = router.apply(request);
+            if (answer instanceof Answer.Streamed streamed) {
+                range = new RangeResponder(ctx, streamed.entries(), this);
+                range.start();
+            } else {
+                answer(ctx, ((Answer.Complete) answer).response());
+            }
+        } catch (RuntimeException e) {
+            respond(ctx, Responses.forFailure(e));
+        } finally {
+            request.release();
+        }
+    }
+
+    /** Writes the future's answer, or the answer for its failure: at once if it is done, else on the event loop. */
+    private void answer(ChannelHandlerContext ctx, CompletableFuture<FullHttpResponse> future) {
+        BiConsumer<FullHttpResponse, Throwable> write = (response, error) ->
+                respond(ctx, error == null ? response : Responses.forFailure(error));
+        if (future.isDone()) {
+            future.whenComplete(write);
+        } else {
+            future.whenCompleteAsync(write, ctx.executor());
+        }
+    }
+
+    /** Writes a complete answer to the request in progress. Event loop only. */
+    void respond(ChannelHandlerContext ctx, FullHttpResponse response) {
+        HttpUtil.setKeepAlive(response, keepAlive);
+        ctx.writeAndFlush(response).addListener(f -> finished(ctx));
+    }
+
+    /** Begins a streamed answer (the headers). Event loop only. */
+    void respondStreaming(ChannelHandlerContext ctx, HttpResponse head) {
+        HttpUtil.setKeepAlive(head, keepAlive);
+        ctx.write(head);
+    }
+
+    /** The request in progress is answered; start the next queued one. Event loop only. */
+    void finished(ChannelHandlerContext ctx) {
+        if (!busy) {
+            return;
+        }
+        busy = false;
+        range = null;
+        inFlight.finished();
+        if (!keepAlive) {
+            ctx.close();
+            return;
+        }
+        FullHttpRequest next = queued.poll();
+        if (next != null) {
+            start(ctx, next);
+        } else if (ctx.channel().isActive()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    private static FullHttpResponse malformed(Throwable cause) {
+        if (cause instanceof BodyTooLargeException tooLarge) {
+            return Responses.tooLarge(tooLarge.limit());
+        }
+        if (cause instanceof TooLongHttpLineException) {
+            return Responses.text(HttpResponseStatus.REQUEST_URI_TOO_LONG, "request line too long");
+        }
+        if (cause instanceof TooLongHttpHeaderException) {
+            return Responses.text(HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "request headers too large");
+        }
+        if (cause instanceof TooLongFrameException) {
+            return Responses.text(HttpResponseStatus.BAD_REQUEST, "request too large: " + cause.getMessage());
+        }
+        return Responses.text(HttpResponseStatus.BAD_REQUEST, "malformed HTTP request: " + cause.getMessage());
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (range != null) {
+            range.onWritabilityChanged();
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (range != null) {
+            range.abort();
+        }
+        if (busy) {
+            busy = false;
+            inFlight.finished();
+        }
+        FullHttpRequest r;
+        while ((r = queued.poll()) != null) {
+            r.release();
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        // Connection resets and the like: the client is gone; there is nobody to answer.
+        Throwable t = Failures.unwrap(cause);
+        log.debug("closing connection {} after {}", ctx.channel().remoteAddress(), t.toString());
+        ctx.close();
+    }
+}

@@ -1,0 +1,44 @@
+package io.kvorum.node.http;
+
+import java.util.Map;
+
+/**
+ * The body of {@code GET /v0/status} (docs/http-api.md), which the gateway serializes field by
+ * field in this order. A part that does not apply is null, and then absent from the JSON.
+ *
+ * @param node              this node's id
+ * @param status            always {@value #SERVING}: a node answers only once it serves
+ * @param clusterSize       members of the cluster, this node included
+ * @param replicationFactor replicas of each key
+ * @param peers             what this node knows of each peer, by id; null in a single-node cluster
+ * @param hints             the hinted-handoff counters; null without peers or with hinted handoff off
+ */
+public record NodeStatus(String node, String status, int clusterSize, int replicationFactor,
+                         Map<String, Peer> peers, Hints hints) {
+
+    public static final String SERVING = "serving";
+
+    /** A serving node's status. */
+    public static NodeStatus serving(String node, int clusterSize, int replicationFactor, Map<String, Peer> peers,
+                                     Hints hints) {
+        return new NodeStatus(node, SERVING, clusterSize, replicationFactor, peers, hints);
+    }
+
+    /**
+     * One peer as this node sees it.
+     *
+     * @param state     {@code up}, {@code down} or {@code unknown}
+     * @param since     when it entered {@code state}, epoch ms (for {@code unknown}: this node's start)
+     * @param rttMicros the last heartbeat's round trip, -1 until one is measured
+     */
+    public record Peer(String state, long since, long rttMicros) {
+    }
+
+    /**
+     * @param pending   hints stored, by the peer they are for (only peers that have some)
+     * @param delivered hints delivered since this node started
+     * @param dropped   hints dropped since this node started
+     */
+    public record Hints(Map<String, Long> pending, long delivered, long dropped) {
+    }
+}

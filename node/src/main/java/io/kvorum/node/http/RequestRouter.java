@@ -1,0 +1,129 @@
+package io.kvorum.node.http;
+
+import io.kvorum.node.antientropy.RepairReport;
+import io.kvorum.node.coordinator.Coordinator;
+import io.kvorum.node.coordinator.Quorum;
+import io.kvorum.node.model.Record;
+import io.kvorum.node.time.Clock;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/**
+ * Which action answers a request (docs/http-api.md): by path and method, a call into the
+ * coordinator, the node's status or an anti-entropy repair. A method a path does not allow answers
+ * 405 with {@code Allow}; an unknown path, 400. Bad parameters throw a
+ * {@link io.kvorum.node.error.RequestException}, which the connection answers as any failure.
+ *
+ * <p>Knows nothing of connections: {@link ConnectionHandler} decides when a request is routed and
+ * how its answer is written. Stateless apart from what it calls into; one per gateway, shared by
+ * every connection. {@link #route} does not block, and reads the request only before it returns.
+ */
+final class RequestRouter {
+
+    private static final String ENTITY_METHODS = "GET, PUT, DELETE";
+
+    private final Coordinator coordinator;
+    private final int clusterSize;
+    private final int replicationFactor;
+    private final Clock clock;
+    private final Supplier<NodeStatus> status;
+    private final Supplier<CompletableFuture<RepairReport>> repair;
+
+    /**
+     * @param status the body of {@code GET /v0/status}
+     * @param repair runs {@code POST /v0/repair}; completes with the report whether or not every peer was
+     *               reached (200, or 504 naming those that were not)
+     */
+    RequestRouter(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
+                  Supplier<NodeStatus> status, Supplier<CompletableFuture<RepairReport>> repair) {
+        this.coordinator = coordinator;
+        this.clusterSize = clusterSize;
+        this.replicationFactor = replicationFactor;
+        this.clock = clock;
+        this.status = status;
+        this.repair = repair;
+    }
+
+    Answer route(FullHttpRequest request) {
+        String uri = originForm(request.uri());
+        int q = uri.indexOf('?');
+        String path = q < 0 ? uri : uri.substring(0, q);
+        String rawQuery = q < 0 ? null : uri.substring(q + 1);
+        HttpMethod method = request.method();
+        return switch (path) {
+            case "/v0/entity" -> method.equals(HttpMethod.GET) || method.equals(HttpMethod.PUT)
+                    || method.equals(HttpMethod.DELETE)
+                    ? entity(method, RequestParams.parse(rawQuery), request)
+                    : Answer.now(Responses.methodNotAllowed(ENTITY_METHODS));
+            case "/v0/entities" -> method.equals(HttpMethod.GET)
+                    ? range(RequestParams.parse(rawQuery))
+                    : Answer.now(Responses.methodNotAllowed("GET"));
+            case "/v0/status" -> method.equals(HttpMethod.GET)
+                    ? Answer.now(Responses.json(HttpResponseStatus.OK, status.get()))
+                    : Answer.now(Responses.methodNotAllowed("GET"));
+            case "/v0/repair" -> method.equals(HttpMethod.POST)
+                    ? Answer.later(repair.get().thenApply(report ->
+                            Responses.json(HttpResponseStatus.OK, RepairSummary.of(report.requireComplete()))))
+                    : Answer.now(Responses.methodNotAllowed("POST"));
+            default -> Answer.now(Responses.text(HttpResponseStatus.BAD_REQUEST, "unknown path '" + path
+                    + "'; the API is /v0/entity, /v0/entities, /v0/status and /v0/repair"));
+        };
+    }
+
+    /** The path-and-query part of an absolute-form target ({@code http://host/path?q}), which RFC 9112 requires servers to accept. */
+    private static String originForm(String uri) {
+        int scheme = uri.indexOf("://");
+        if (scheme <= 0 || uri.startsWith("/")) {
+            return uri;
+        }
+        int path = uri.indexOf('/', scheme + 3);
+        int query = uri.indexOf('?', scheme + 3);
+        if (path < 0 || (query >= 0 && query < path)) {
+            return query < 0 ? "/" : "/" + uri.substring(query);
+        }
+        return uri.substring(path);
+    }
+
+    private Answer entity(HttpMethod method, RequestParams params, FullHttpRequest request) {
+        byte[] key = params.key();
+        Quorum quorum = params.quorum(replicationFactor, clusterSize);
+        if (params.has("ttl") && !method.equals(HttpMethod.PUT)) {
+            throw new BadRequestException("ttl is only allowed on PUT");
+        }
+        if (method.equals(HttpMethod.GET)) {
+            return Answer.later(coordinator.get(key, quorum).thenApply(this::readAnswer));
+        }
+        if (method.equals(HttpMethod.PUT)) {
+            long ttl = params.ttlMillis();
+            byte[] value = ByteBufUtil.getBytes(request.content());
+            return Answer.later(coordinator.put(key, value, ttl, quorum)
+                    .thenApply(written -> Responses.empty(HttpResponseStatus.CREATED)));
+        }
+        return Answer.later(coordinator.delete(key, quorum)
+                .thenApply(written -> Responses.empty(HttpResponseStatus.ACCEPTED)));
+    }
+
+    private FullHttpResponse readAnswer(Record newest) {
+        if (newest == null || newest.readsAsAbsentAt(clock.currentTimeMillis())) {
+            return Responses.text(HttpResponseStatus.NOT_FOUND, "not found");
+        }
+        return Responses.bytes(HttpResponseStatus.OK, Unpooled.wrappedBuffer(newest.value()),
+                HttpHeaderValues.APPLICATION_OCTET_STREAM);
+    }
+
+    private Answer range(RequestParams params) {
+        byte[] start = params.keyParam("start");
+        byte[] end = params.optionalKeyParam("end");
+        if (params.has("ttl")) {
+            throw new BadRequestException("ttl is only allowed on PUT");
+        }
+        return new Answer.Streamed(coordinator.range(start, end));
+    }
+}

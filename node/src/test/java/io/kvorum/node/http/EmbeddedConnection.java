@@ -1,0 +1,89 @@
+package io.kvorum.node.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseDecoder;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * One connection through the gateway's real pipeline ({@link GatewayChannelInitializer}) on an
+ * {@link EmbeddedChannel}: raw request bytes in, decoded responses out. Everything runs on the
+ * test's thread: the event loop's pending tasks (answers completed by futures) run when
+ * {@link #responses} or {@link #isOpen} is called.
+ */
+final class EmbeddedConnection implements AutoCloseable {
+
+    static final int MAX_VALUE_BYTES = 1024;
+    static final String HOST = "Host: 127.0.0.1\r\n";
+
+    final InFlightRequests inFlight = new InFlightRequests();
+    private final EmbeddedChannel server;
+    private final EmbeddedChannel client = new EmbeddedChannel(new HttpResponseDecoder(),
+            new HttpObjectAggregator(1 << 20));
+
+    /** A response as the client read it; the body as text. */
+    record Reply(int status, HttpHeaders headers, String body) {
+    }
+
+    EmbeddedConnection(Function<FullHttpRequest, Answer> router) {
+        server = new EmbeddedChannel(new GatewayChannelInitializer(router, inFlight, MAX_VALUE_BYTES,
+                new DefaultChannelGroup(GlobalEventExecutor.INSTANCE)));
+    }
+
+    /** Bytes from the client, as they would arrive on the socket. */
+    void send(String raw) {
+        server.writeInbound(Unpooled.copiedBuffer(raw, StandardCharsets.ISO_8859_1));
+    }
+
+    /** The complete responses written since the last call, in the order written. */
+    List<Reply> responses() {
+        server.runPendingTasks();
+        ByteBuf written;
+        while ((written = server.readOutbound()) != null) {
+            client.writeInbound(written);
+        }
+        List<Reply> replies = new ArrayList<>();
+        FullHttpResponse response;
+        while ((response = client.readInbound()) != null) {
+            replies.add(new Reply(response.status().code(), response.headers().copy(),
+                    response.content().toString(StandardCharsets.UTF_8)));
+            response.release();
+        }
+        return replies;
+    }
+
+    /** The only response written since the last call. */
+    Reply response() {
+        List<Reply> replies = responses();
+        if (replies.size() != 1) {
+            throw new AssertionError("expected one response, got " + replies);
+        }
+        return replies.get(0);
+    }
+
+    boolean isOpen() {
+        server.runPendingTasks();
+        return server.isOpen();
+    }
+
+    /** The client goes away. */
+    void disconnect() {
+        server.close();
+    }
+
+    @Override
+    public void close() {
+        server.finishAndReleaseAll();
+        client.finishAndReleaseAll();
+    }
+}

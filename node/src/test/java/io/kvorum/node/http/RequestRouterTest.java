@@ -1,0 +1,237 @@
+package io.kvorum.node.http;
+
+import static io.kvorum.node.http.EmbeddedConnection.HOST;
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.node.antientropy.RepairReport;
+import io.kvorum.node.antientropy.RoundStats;
+import io.kvorum.node.cluster.Placement;
+import io.kvorum.node.cluster.Topology;
+import io.kvorum.node.coordinator.Coordinator;
+import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.model.Entry;
+import io.kvorum.node.model.EntryStream;
+import io.kvorum.node.model.Record;
+import io.kvorum.node.http.EmbeddedConnection.Reply;
+import io.kvorum.node.time.Clock;
+import io.kvorum.node.time.HybridLogicalClock;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Routing ({@link RequestRouter} in the real pipeline): which path and method reach which action,
+ * and the bodies of {@code /v0/status} and {@code /v0/repair}, byte for byte as docs/http-api.md
+ * shows them. A one-node coordinator over an in-memory replica serves the entity API.
+ */
+class RequestRouterTest {
+
+    private final MemoryReplica replica = new MemoryReplica();
+    private final List<Entry> rangeEntries = new ArrayList<>();
+    private NodeStatus status = NodeStatus.serving("n1", 1, 1, null, null);
+    private CompletableFuture<RepairReport> repair;
+    private EmbeddedConnection connection;
+
+    @BeforeEach
+    void connect() throws Exception {
+        Clock clock = Clock.SYSTEM;
+        Coordinator coordinator = new Coordinator("n1", new Placement(Topology.parse("n1=127.0.0.1:8081:9081")),
+                Map.of("n1", replica), new HybridLogicalClock(clock), clock, Duration.ofSeconds(30),
+                (task, delay, unit) -> () -> { }, (start, end) -> new ListStream(rangeEntries));
+        RequestRouter router = new RequestRouter(coordinator, 1, 1, clock, () -> status, () -> repair);
+        connection = new EmbeddedConnection(router::route);
+    }
+
+    @AfterEach
+    void close() {
+        connection.close();
+    }
+
+    private Reply exchange(String method, String target, String body) {
+        connection.send(method + " " + target + " HTTP/1.1\r\n" + HOST + "Content-Length: "
+                + body.getBytes(UTF_8).length + "\r\n\r\n" + body);
+        return connection.response();
+    }
+
+    private Reply exchange(String method, String target) {
+        return exchange(method, target, "");
+    }
+
+    @Test
+    void theStatusOfASingleNodeHasNoPeersAndNoHints() {
+        Reply reply = exchange("GET", "/v0/status");
+
+        assertThat(reply.status()).isEqualTo(200);
+        assertThat(reply.headers().get(HttpHeaderNames.CONTENT_TYPE)).isEqualTo("application/json");
+        assertThat(reply.body()).isEqualTo("{\"node\":\"n1\",\"status\":\"serving\",\"clusterSize\":1,\"replicationFactor\":1}\n");
+    }
+
+    @Test
+    void theStatusWithPeersAndHintsIsTheDocumentedJson() {
+        Map<String, NodeStatus.Peer> peers = new LinkedHashMap<>();
+        peers.put("n2", new NodeStatus.Peer("down", 1795444431905L, 16442));
+        peers.put("n3", new NodeStatus.Peer("up", 1795444421837L, 10317));
+        status = NodeStatus.serving("n1", 3, 3, peers, new NodeStatus.Hints(new TreeMap<>(Map.of("n2", 20L)), 0, 0));
+
+        assertThat(exchange("GET", "/v0/status").body()).isEqualTo("{\"node\":\"n1\",\"status\":\"serving\","
+                + "\"clusterSize\":3,\"replicationFactor\":3,\"peers\":{\"n2\":{\"state\":\"down\","
+                + "\"since\":1795444431905,\"rttMicros\":16442},\"n3\":{\"state\":\"up\",\"since\":1795444421837,"
+                + "\"rttMicros\":10317}},\"hints\":{\"pending\":{\"n2\":20},\"delivered\":0,\"dropped\":0}}\n");
+    }
+
+    @Test
+    void aCompleteRepairIs200WithTheDocumentedSummary() {
+        repair = CompletableFuture.completedFuture(new RepairReport(
+                List.of(round("n1"), round("n2")), new TreeMap<>(), 804));
+
+        Reply reply = exchange("POST", "/v0/repair");
+
+        assertThat(reply.status()).isEqualTo(200);
+        assertThat(reply.headers().get(HttpHeaderNames.CONTENT_TYPE)).isEqualTo("application/json");
+        assertThat(reply.body()).isEqualTo("{\"peers\":[\"n1\",\"n2\"],\"unreachable\":[],\"bucketsCompared\":2097152,"
+                + "\"bucketsDiffering\":0,\"recordsSent\":0,\"recordsReceived\":0,\"bytesSent\":100,"
+                + "\"bytesReceived\":28,\"durationMs\":804}\n");
+    }
+
+    @Test
+    void anIncompleteRepairIs504NamingThePeersAndSummingUpTheRest() {
+        repair = new CompletableFuture<>();
+        connection.send("POST /v0/repair HTTP/1.1\r\n" + HOST + "\r\n");
+        assertThat(connection.responses()).as("answered when the run ends").isEmpty();
+
+        repair.complete(new RepairReport(List.of(round("n2")),
+                new TreeMap<>(Map.of("n3", "n3 is unreachable: UNAVAILABLE: io exception")), 57));
+        Reply reply = connection.response();
+
+        assertThat(reply.status()).isEqualTo(504);
+        assertThat(reply.body()).isEqualTo("Repair incomplete: could not reach n3 (n3 is unreachable: UNAVAILABLE: "
+                + "io exception); completed rounds: {\"peers\":[\"n2\"],\"unreachable\":[\"n3\"],"
+                + "\"bucketsCompared\":1048576,\"bucketsDiffering\":0,\"recordsSent\":0,\"recordsReceived\":0,"
+                + "\"bytesSent\":50,\"bytesReceived\":14,\"durationMs\":57}\n");
+    }
+
+    /** A round with one peer between identical replicas of the default tree shape. */
+    private static RoundStats round(String peer) {
+        return new RoundStats(peer, 1 << 20, 0, 0, 0, 50, 14, 20);
+    }
+
+    @Test
+    void eachPathAllowsItsMethodsOnly() {
+        Map<String, String> allowed = Map.of("/v0/entity?id=k", "GET, PUT, DELETE", "/v0/entities?start=a", "GET",
+                "/v0/status", "GET", "/v0/repair", "POST");
+        allowed.forEach((target, methods) -> {
+            Reply refused = exchange("PATCH", target);
+            assertThat(refused.status()).as("PATCH %s", target).isEqualTo(405);
+            assertThat(refused.headers().get(HttpHeaderNames.ALLOW)).as("Allow of %s", target).isEqualTo(methods);
+            assertThat(refused.body()).isEqualTo("method not allowed; use " + methods + "\n");
+        });
+        assertThat(exchange("POST", "/v0/status").status()).isEqualTo(405);
+        assertThat(exchange("GET", "/v0/repair").status()).isEqualTo(405);
+    }
+
+    @Test
+    void anUnknownPathIs400NamingTheApi() {
+        Reply reply = exchange("GET", "/v0/statuses");
+
+        assertThat(reply.status()).isEqualTo(400);
+        assertThat(reply.body()).isEqualTo("unknown path '/v0/statuses'; the API is /v0/entity, /v0/entities, "
+                + "/v0/status and /v0/repair\n");
+        assertThat(connection.isOpen()).isTrue();
+    }
+
+    @Test
+    void theEntityApiPutsGetsAndDeletes() {
+        assertThat(exchange("GET", "/v0/entity?id=k").status()).isEqualTo(404);
+        assertThat(exchange("PUT", "/v0/entity?id=k", "v1").status()).isEqualTo(201);
+
+        Reply read = exchange("GET", "/v0/entity?id=k");
+        assertThat(read.status()).isEqualTo(200);
+        assertThat(read.headers().get(HttpHeaderNames.CONTENT_TYPE)).isEqualTo("application/octet-stream");
+        assertThat(read.body()).isEqualTo("v1");
+
+        assertThat(exchange("DELETE", "/v0/entity?id=k").status()).isEqualTo(202);
+        Reply gone = exchange("GET", "/v0/entity?id=k");
+        assertThat(gone.status()).isEqualTo(404);
+        assertThat(gone.body()).isEqualTo("not found\n");
+    }
+
+    @Test
+    void badParametersAre400WithWhatWasWrong() {
+        assertThat(exchange("GET", "/v0/entity").status()).isEqualTo(400);
+        Reply ttl = exchange("GET", "/v0/entity?id=k&ttl=5");
+        assertThat(ttl.status()).isEqualTo(400);
+        assertThat(ttl.body()).isEqualTo("ttl is only allowed on PUT\n");
+        assertThat(exchange("GET", "/v0/entities?start=a&ttl=5").body()).isEqualTo("ttl is only allowed on PUT\n");
+        assertThat(replica.records).as("nothing written").isEmpty();
+    }
+
+    @Test
+    void anAbsoluteFormTargetIsRoutedByItsPath() {
+        assertThat(exchange("GET", "http://127.0.0.1:8080/v0/status").status()).isEqualTo(200);
+        assertThat(exchange("PUT", "http://127.0.0.1:8080/v0/entity?id=k", "v").status()).isEqualTo(201);
+        assertThat(replica.records).containsKey("k");
+    }
+
+    @Test
+    void aRangeIsStreamedAsOneChunkPerEntry() {
+        rangeEntries.add(new Entry("a".getBytes(UTF_8), Record.value(1, "n1", "1".getBytes(UTF_8), Record.NEVER_EXPIRES)));
+        rangeEntries.add(new Entry("b".getBytes(UTF_8), Record.value(2, "n1", "2".getBytes(UTF_8), Record.NEVER_EXPIRES)));
+
+        Reply reply = exchange("GET", "/v0/entities?start=a");
+
+        assertThat(reply.status()).isEqualTo(200);
+        assertThat(reply.body()).isEqualTo("a\n1b\n2");
+        assertThat(connection.isOpen()).isTrue();
+    }
+
+    /** A replica in a map; answers at once. */
+    private static final class MemoryReplica implements Replica {
+        final Map<String, Record> records = new ConcurrentHashMap<>();
+
+        @Override
+        public String nodeId() {
+            return "n1";
+        }
+
+        @Override
+        public CompletableFuture<Record> read(byte[] key) {
+            return CompletableFuture.completedFuture(records.get(new String(key, UTF_8)));
+        }
+
+        @Override
+        public CompletableFuture<Boolean> write(byte[] key, Record record) {
+            records.merge(new String(key, UTF_8), record, Record::newest);
+            return CompletableFuture.completedFuture(true);
+        }
+    }
+
+    /** The given entries in one batch, then the end. */
+    private static final class ListStream implements EntryStream {
+        private List<Entry> rest;
+
+        ListStream(List<Entry> entries) {
+            this.rest = List.copyOf(entries);
+        }
+
+        @Override
+        public CompletableFuture<List<Entry>> next() {
+            List<Entry> batch = rest;
+            rest = List.of();
+            return CompletableFuture.completedFuture(batch);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
