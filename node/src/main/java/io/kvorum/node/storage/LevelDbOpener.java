@@ -8,13 +8,18 @@ import java.nio.file.Path;
 import org.iq80.leveldb.CompressionType;
 import org.iq80.leveldb.DB;
 import org.iq80.leveldb.Options;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The one place that opens a LevelDB database, so that every database of the node (records,
  * hints) gets the same options: created if missing, paranoid checks (a corrupt file fails the open
- * rather than being read), Snappy compression. Callers choose only the memory it may use.
+ * rather than being read) except to recover from a torn log tail, Snappy compression. Callers
+ * choose only the memory it may use.
  */
 public final class LevelDbOpener {
+
+    private static final Logger log = LoggerFactory.getLogger(LevelDbOpener.class);
 
     private LevelDbOpener() {
     }
@@ -34,6 +39,18 @@ public final class LevelDbOpener {
                 .compressionType(CompressionType.SNAPPY)
                 .cacheSize(cacheBytes)
                 .writeBufferSize(writeBufferBytes);
-        return factory.open(dir.toFile(), options);
+        try {
+            return factory.open(dir.toFile(), options);
+        } catch (IOException e) {
+            if (e.getMessage() == null || !e.getMessage().contains("Corruption")) {
+                throw e;
+            }
+            // LevelDB appends its log through a memory map: a process killed in the middle of a
+            // write leaves a torn last record, which paranoid checks refuse. That write never
+            // returned, so it was never acknowledged; recovery without them drops it and keeps the rest.
+            log.warn("{}: {}; opening it again without paranoid checks, which drops a torn record at the end of "
+                    + "its log (a write cut short when the process was killed)", dir, e.getMessage());
+            return factory.open(dir.toFile(), options.paranoidChecks(false));
+        }
     }
 }
