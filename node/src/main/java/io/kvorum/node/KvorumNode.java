@@ -132,7 +132,8 @@ public final class KvorumNode implements AutoCloseable {
         HttpGateway gateway = new HttpGateway(coordinator, config.topology().size(), config.replicationFactor(),
                 clock, config.maxValueBytes(), config.httpThreads(),
                 () -> NodeStatus.serving(selfId, config.topology().size(), config.replicationFactor(),
-                        peers.peerStatus().get(), peers.hintStatus().get()),
+                        peers.peerStatus().get(), peers.hintStatus().get(),
+                        config.topology().size() > 1 ? antiEntropy.state() : null),
                 antiEntropy::repair);
         // Stopped early: the gateway gets its grace for requests in progress only on a graceful stop.
         parts.add("HTTP gateway", graceful -> gateway.stop(graceful ? tuning.shutdownGrace() : Duration.ZERO));

@@ -203,7 +203,7 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
         }
         return chain.thenApply(v -> {
             RepairReport report = new RepairReport(rounds, failed,
-                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), state().trees());
             if (!report.isComplete()) {
                 log.warn("anti-entropy run ({}) could not reach {}; {}", why, report.failures(), report);
             } else if (report.recordsSent() + report.recordsReceived() > 0) {

@@ -13,12 +13,18 @@ import java.util.stream.Collectors;
  * @param rounds     completed rounds, by peer id
  * @param failed     peer id to what went wrong, for the peers whose round failed
  * @param durationMs the whole run
+ * @param trees      the state of this node's maintained trees when the run ended (see
+ *                   {@link AntiEntropyState#trees}); null when not known
  */
-public record RepairReport(List<RoundStats> rounds, SortedMap<String, String> failed, long durationMs) {
+public record RepairReport(List<RoundStats> rounds, SortedMap<String, String> failed, long durationMs, String trees) {
 
     public RepairReport {
         rounds = List.copyOf(rounds);
         failed = new TreeMap<>(failed);
+    }
+
+    public RepairReport(List<RoundStats> rounds, SortedMap<String, String> failed, long durationMs) {
+        this(rounds, failed, durationMs, null);
     }
 
     /** Whether every peer was reached and its round completed. */

@@ -1,5 +1,6 @@
 package io.kvorum.node.http;
 
+import io.kvorum.node.antientropy.AntiEntropyState;
 import java.util.Map;
 
 /**
@@ -12,16 +13,17 @@ import java.util.Map;
  * @param replicationFactor replicas of each key
  * @param peers             what this node knows of each peer, by id; null in a single-node cluster
  * @param hints             the hinted-handoff counters; null without peers or with hinted handoff off
+ * @param antiEntropy       the maintained trees and the last round with each peer; null without peers
  */
 public record NodeStatus(String node, String status, int clusterSize, int replicationFactor,
-                         Map<String, Peer> peers, Hints hints) {
+                         Map<String, Peer> peers, Hints hints, AntiEntropyState antiEntropy) {
 
     public static final String SERVING = "serving";
 
     /** A serving node's status. */
     public static NodeStatus serving(String node, int clusterSize, int replicationFactor, Map<String, Peer> peers,
-                                     Hints hints) {
-        return new NodeStatus(node, SERVING, clusterSize, replicationFactor, peers, hints);
+                                     Hints hints, AntiEntropyState antiEntropy) {
+        return new NodeStatus(node, SERVING, clusterSize, replicationFactor, peers, hints, antiEntropy);
     }
 
     /**

@@ -549,7 +549,8 @@ class EntityApiTest {
     void repairOnOneNodeIs200WithAJsonSummary() {
         JsonObject summary = json(node.send("POST", "/v0/repair", null));
         assertThat(summary.keySet()).containsExactly("peers", "unreachable", "bucketsCompared", "bucketsDiffering",
-                "recordsSent", "recordsReceived", "bytesSent", "bytesReceived", "durationMs");
+                "recordsSent", "recordsReceived", "bytesSent", "bytesReceived", "durationMs", "trees");
+        assertThat(summary.get("trees").getAsString()).as("a single node keeps no trees").isEqualTo("none");
         assertThat(summary.getAsJsonArray("peers")).isEmpty();
         assertThat(summary.getAsJsonArray("unreachable")).isEmpty();
         for (String count : List.of("bucketsCompared", "bucketsDiffering", "recordsSent", "recordsReceived",

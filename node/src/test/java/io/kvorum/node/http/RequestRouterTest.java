@@ -4,6 +4,7 @@ import static io.kvorum.node.http.EmbeddedConnection.HOST;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvorum.node.antientropy.AntiEntropyState;
 import io.kvorum.node.antientropy.RepairReport;
 import io.kvorum.node.antientropy.RoundStats;
 import io.kvorum.node.cluster.Placement;
@@ -38,7 +39,7 @@ class RequestRouterTest {
 
     private final MemoryReplica replica = new MemoryReplica();
     private final List<Entry> rangeEntries = new ArrayList<>();
-    private NodeStatus status = NodeStatus.serving("n1", 1, 1, null, null);
+    private NodeStatus status = NodeStatus.serving("n1", 1, 1, null, null, null);
     private CompletableFuture<RepairReport> repair;
     private EmbeddedConnection connection;
 
@@ -81,18 +82,22 @@ class RequestRouterTest {
         Map<String, NodeStatus.Peer> peers = new LinkedHashMap<>();
         peers.put("n2", new NodeStatus.Peer("down", 1795444431905L, 16442));
         peers.put("n3", new NodeStatus.Peer("up", 1795444421837L, 10317));
-        status = NodeStatus.serving("n1", 3, 3, peers, new NodeStatus.Hints(new TreeMap<>(Map.of("n2", 20L)), 0, 0));
+        status = NodeStatus.serving("n1", 3, 3, peers, new NodeStatus.Hints(new TreeMap<>(Map.of("n2", 20L)), 0, 0),
+                new AntiEntropyState("ready", 1795444430000L, new TreeMap<>(Map.of("n2",
+                        new AntiEntropyState.LastRound(1795444429000L, true, 0, 12, null)))));
 
         assertThat(exchange("GET", "/v0/status").body()).isEqualTo("{\"node\":\"n1\",\"status\":\"serving\","
                 + "\"clusterSize\":3,\"replicationFactor\":3,\"peers\":{\"n2\":{\"state\":\"down\","
                 + "\"since\":1795444431905,\"rttMicros\":16442},\"n3\":{\"state\":\"up\",\"since\":1795444421837,"
-                + "\"rttMicros\":10317}},\"hints\":{\"pending\":{\"n2\":20},\"delivered\":0,\"dropped\":0}}\n");
+                + "\"rttMicros\":10317}},\"hints\":{\"pending\":{\"n2\":20},\"delivered\":0,\"dropped\":0},"
+                + "\"antiEntropy\":{\"trees\":\"ready\",\"treesAt\":1795444430000,\"lastRounds\":{\"n2\":"
+                + "{\"endedAt\":1795444429000,\"ok\":true,\"recordsExchanged\":0,\"durationMs\":12}}}}\n");
     }
 
     @Test
     void aCompleteRepairIs200WithTheDocumentedSummary() {
         repair = CompletableFuture.completedFuture(new RepairReport(
-                List.of(round("n1"), round("n2")), new TreeMap<>(), 804));
+                List.of(round("n1"), round("n2")), new TreeMap<>(), 804, "ready"));
 
         Reply reply = exchange("POST", "/v0/repair");
 
@@ -100,7 +105,7 @@ class RequestRouterTest {
         assertThat(reply.headers().get(HttpHeaderNames.CONTENT_TYPE)).isEqualTo("application/json");
         assertThat(reply.body()).isEqualTo("{\"peers\":[\"n1\",\"n2\"],\"unreachable\":[],\"bucketsCompared\":2097152,"
                 + "\"bucketsDiffering\":0,\"recordsSent\":0,\"recordsReceived\":0,\"bytesSent\":100,"
-                + "\"bytesReceived\":28,\"durationMs\":804}\n");
+                + "\"bytesReceived\":28,\"durationMs\":804,\"trees\":\"ready\"}\n");
     }
 
     @Test
@@ -110,14 +115,14 @@ class RequestRouterTest {
         assertThat(connection.responses()).as("answered when the run ends").isEmpty();
 
         repair.complete(new RepairReport(List.of(round("n2")),
-                new TreeMap<>(Map.of("n3", "n3 is unreachable: UNAVAILABLE: io exception")), 57));
+                new TreeMap<>(Map.of("n3", "n3 is unreachable: UNAVAILABLE: io exception")), 57, "ready"));
         Reply reply = connection.response();
 
         assertThat(reply.status()).isEqualTo(504);
         assertThat(reply.body()).isEqualTo("Repair incomplete: could not reach n3 (n3 is unreachable: UNAVAILABLE: "
                 + "io exception); completed rounds: {\"peers\":[\"n2\"],\"unreachable\":[\"n3\"],"
                 + "\"bucketsCompared\":1048576,\"bucketsDiffering\":0,\"recordsSent\":0,\"recordsReceived\":0,"
-                + "\"bytesSent\":50,\"bytesReceived\":14,\"durationMs\":57}\n");
+                + "\"bytesSent\":50,\"bytesReceived\":14,\"durationMs\":57,\"trees\":\"ready\"}\n");
     }
 
     /** A round with one peer between identical replicas of the default tree shape. */
