@@ -7,8 +7,10 @@ import java.util.stream.Collectors;
 import sun.misc.Signal;
 
 /**
- * What {@link NodeJvmTest} starts instead of a node: takes {@code --cluster} and {@code --node-id}
- * as the node does and answers {@code GET /v0/status} with 200 on its HTTP port until stopped.
+ * A stand-in for the node in tests of what launches nodes ({@link NodeJvm}, perf's local cluster),
+ * so that they run without the node jar, in a JVM that starts fast: takes {@code --cluster} and
+ * {@code --node-id} as the node does and answers {@code GET /v0/status} with 200 on its HTTP port
+ * until stopped. Other node flags are ignored.
  *
  * <ul>
  *   <li>{@code --fail-fast}: writes a line to stderr and exits 3, as a node with a bad option does</li>
