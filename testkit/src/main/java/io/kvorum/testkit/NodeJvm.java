@@ -47,19 +47,24 @@ public final class NodeJvm {
     /** What the JVM's launcher reads from the environment; it would print "Picked up ..." on stderr. */
     private static final List<String> LAUNCHER_VARIABLES = List.of("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS");
 
+    /** Where a JVM's output goes: stdout's file, and stderr's, or null when stderr goes into stdout's. */
+    private record Logs(Path stdout, Path stderr) {
+        boolean merged() {
+            return stderr == null;
+        }
+    }
+
     private final String name;
     private final List<String> command;
     private final Path workDir;
-    private final Path stdout;
-    private final Path stderr;
+    private final Logs logs;
     private final Process process;
 
-    private NodeJvm(String name, List<String> command, Path workDir, Path stdout, Path stderr, Process process) {
+    private NodeJvm(String name, List<String> command, Path workDir, Logs logs, Process process) {
         this.name = name;
         this.command = command;
         this.workDir = workDir;
-        this.stdout = stdout;
-        this.stderr = stderr;
+        this.logs = logs;
         this.process = process;
     }
 
@@ -182,7 +187,7 @@ public final class NodeJvm {
 
     /** Everything the process wrote to stdout so far (with one log: stdout and stderr). */
     public String stdout() {
-        return read(stdout);
+        return read(logs.stdout());
     }
 
     /**
@@ -191,10 +196,10 @@ public final class NodeJvm {
      * @throws IllegalStateException when stderr goes to the same log as stdout
      */
     public String stderr() {
-        if (stderr == null) {
-            throw new IllegalStateException(name + " writes stderr into " + stdout + "; read stdout()");
+        if (logs.merged()) {
+            throw new IllegalStateException(name + " writes stderr into " + logs.stdout() + "; read stdout()");
         }
-        return read(stderr);
+        return read(logs.stderr());
     }
 
     private static String read(Path file) {
@@ -214,9 +219,9 @@ public final class NodeJvm {
         parts.put("state", process.isAlive() ? "running" : "exited with status " + process.exitValue());
         StringBuilder sb = new StringBuilder("---- node process ").append(name).append(" ----\n");
         parts.forEach((k, v) -> sb.append(k).append(": ").append(v).append('\n'));
-        appendTail(sb, stderr == null ? "stdout and stderr" : "stdout", stdout);
-        if (stderr != null) {
-            appendTail(sb, "stderr", stderr);
+        appendTail(sb, logs.merged() ? "stdout and stderr" : "stdout", logs.stdout());
+        if (!logs.merged()) {
+            appendTail(sb, "stderr", logs.stderr());
         }
         return sb.append("---- end of ").append(name).append(" ----").toString();
     }
@@ -250,8 +255,7 @@ public final class NodeJvm {
         private final Map<String, String> env = new LinkedHashMap<>();
         private boolean inheritNodeSettings = true;
         private Path workDir;
-        private Path stdout;
-        private Path stderr;
+        private Logs logs;
         private Consumer<NodeJvm> whenStarted = jvm -> { };
 
         private Launch(String name) {
@@ -331,8 +335,7 @@ public final class NodeJvm {
 
         /** stdout and stderr each into its file ({@code stderr} null: into stdout's). */
         public Launch output(Path stdout, Path stderr) {
-            this.stdout = Objects.requireNonNull(stdout, "stdout");
-            this.stderr = stderr;
+            logs = new Logs(Objects.requireNonNull(stdout, "stdout"), stderr);
             return this;
         }
 
@@ -365,17 +368,17 @@ public final class NodeJvm {
          * @throws UncheckedIOException when the process cannot be started
          */
         public NodeJvm start() {
-            if (stdout == null) {
+            if (logs == null) {
                 throw new IllegalStateException(name + ": output(...) was not given");
             }
             List<String> command = command();
             ProcessBuilder builder = new ProcessBuilder(command)
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                    .redirectOutput(stdout.toFile());
-            if (stderr == null) {
+                    .redirectOutput(logs.stdout().toFile());
+            if (logs.merged()) {
                 builder.redirectErrorStream(true);
             } else {
-                builder.redirectError(stderr.toFile());
+                builder.redirectError(logs.stderr().toFile());
             }
             if (workDir != null) {
                 builder.directory(workDir.toFile());
@@ -388,7 +391,7 @@ public final class NodeJvm {
             childEnv.putAll(env);
             NodeJvm jvm;
             try {
-                jvm = new NodeJvm(name, command, workDir, stdout, stderr, builder.start());
+                jvm = new NodeJvm(name, command, workDir, logs, builder.start());
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot start " + name + ": " + String.join(" ", command), e);
             }
