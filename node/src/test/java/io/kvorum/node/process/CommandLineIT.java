@@ -1,12 +1,13 @@
 package io.kvorum.node.process;
 
-import static io.kvorum.node.process.NodeProcess.baseUri;
-import static io.kvorum.node.process.NodeProcess.cluster;
+import static io.kvorum.testkit.NodeJvm.clusterMember;
+import static io.kvorum.testkit.NodeJvm.loopbackUri;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.node.config.NodeOption;
+import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -79,7 +80,7 @@ class CommandLineIT {
 
     static Stream<Arguments> badOptions() {
         int[] p = Ports.freePorts(4);
-        String ok = cluster("n1", p[0], p[1]);
+        String ok = clusterMember("n1", p[0], p[1]);
         String loopback = "127.0.0.1:" + p[0] + ":" + p[1];
         return Stream.of(
                 bad("unknown flag", List.of("--cluster", ok, "--no-such-option", "1"), Map.of(), "--no-such-option"),
@@ -99,16 +100,18 @@ class CommandLineIT {
                 bad("--cluster entry with a fourth field", List.of("--cluster", "n1=" + loopback + ":" + p[2]),
                         Map.of(), "--cluster"),
                 bad("--cluster entries separated by ';'",
-                        List.of("--cluster", "n1=" + loopback + ";" + cluster("n2", p[2], p[3]), "--node-id", "n1"),
+                        List.of("--cluster", "n1=" + loopback + ";" + clusterMember("n2", p[2], p[3]),
+                                "--node-id", "n1"),
                         Map.of(), "--cluster"),
                 bad("--cluster host with a space", List.of("--cluster", "n1=bad host:" + p[0] + ":" + p[1]), Map.of(),
                         "--cluster"),
                 bad("--cluster empty", List.of("--cluster", ""), Map.of(), "--cluster"),
                 bad("--cluster with a trailing comma", List.of("--cluster", ok + ","), Map.of(), "--cluster"),
-                bad("duplicate node ids", List.of("--cluster", ok + "," + cluster("n1", p[2], p[3])), Map.of(), "n1"),
+                bad("duplicate node ids", List.of("--cluster", ok + "," + clusterMember("n1", p[2], p[3])), Map.of(),
+                        "n1"),
                 bad("--node-id not in --cluster", List.of("--cluster", ok, "--node-id", "n7"), Map.of(), "n7"),
-                bad("two-node --cluster without --node-id", List.of("--cluster", ok + "," + cluster("n2", p[2], p[3])),
-                        Map.of(), "--node-id"),
+                bad("two-node --cluster without --node-id",
+                        List.of("--cluster", ok + "," + clusterMember("n2", p[2], p[3])), Map.of(), "--node-id"),
                 bad("--bind host with a space", List.of("--cluster", ok, "--bind", "bad host"), Map.of(), "--bind"),
                 bad("--request-timeout not a number", List.of("--cluster", ok, "--request-timeout", "abc"), Map.of(),
                         "--request-timeout"),
@@ -132,7 +135,7 @@ class CommandLineIT {
     @ParameterizedTest(name = "{0}")
     @MethodSource("badOptions")
     void badOptionIsRejected(BadOption option) {
-        NodeProcesses.Launch launch = nodes.launch("bad").args(option.args()).workDir(workDir);
+        NodeJvm.Launch launch = nodes.launch("bad").args(option.args()).workDir(workDir);
         option.env().forEach(launch::env);
         assertRejected(option.what(), launch.start(), option.mentions());
     }
@@ -141,8 +144,8 @@ class CommandLineIT {
     void httpPortInUseIsRejected() throws IOException {
         int[] p = Ports.freePorts(2);
         try (ServerSocket holder = new ServerSocket(p[0], 50, InetAddress.getLoopbackAddress())) {
-            NodeProcess node = nodes.launch("port-in-use").workDir(workDir)
-                    .args("--cluster", cluster("n1", p[0], p[1]), "--data-dir", tmp.resolve("data").toString())
+            NodeJvm node = nodes.launch("port-in-use").workDir(workDir)
+                    .args("--cluster", clusterMember("n1", p[0], p[1]), "--data-dir", tmp.resolve("data").toString())
                     .start();
             assertRejected("HTTP port in use", node, List.of(Integer.toString(holder.getLocalPort())));
         }
@@ -154,8 +157,8 @@ class CommandLineIT {
         Path file = Files.writeString(tmp.resolve("plain-file"), "not a directory");
         Path dataDir = file.resolve("sub");
         int[] p = Ports.freePorts(2);
-        NodeProcess node = nodes.launch("bad-data-dir").workDir(workDir)
-                .args("--cluster", cluster("n1", p[0], p[1]), "--data-dir", dataDir.toString())
+        NodeJvm node = nodes.launch("bad-data-dir").workDir(workDir)
+                .args("--cluster", clusterMember("n1", p[0], p[1]), "--data-dir", dataDir.toString())
                 .start();
         assertRejected("data dir under a regular file", node, List.of(dataDir.toString()));
     }
@@ -164,11 +167,11 @@ class CommandLineIT {
     void dataDirInUseByARunningNodeIsRejected() {
         Path dataDir = tmp.resolve("shared-data");
         int[] p = Ports.freePorts(4);
-        NodeProcess owner = nodes.launch("owner").workDir(workDir)
-                .args("--cluster", cluster("n1", p[0], p[1]), "--data-dir", dataDir.toString())
+        NodeJvm owner = nodes.launch("owner").workDir(workDir)
+                .args("--cluster", clusterMember("n1", p[0], p[1]), "--data-dir", dataDir.toString())
                 .startReady(p[0]);
-        NodeProcess second = nodes.launch("second").workDir(workDir)
-                .args("--cluster", cluster("n1", p[2], p[3]), "--data-dir", dataDir.toString())
+        NodeJvm second = nodes.launch("second").workDir(workDir)
+                .args("--cluster", clusterMember("n1", p[2], p[3]), "--data-dir", dataDir.toString())
                 .start();
         assertRejected("data dir in use", second, List.of(dataDir.toString()));
         assertThat(owner.isAlive()).as("the node that owns the data dir still runs").isTrue();
@@ -179,8 +182,8 @@ class CommandLineIT {
     void environmentVariablesAloneConfigureTheNode() {
         int[] p = Ports.freePorts(2);
         Path dataDir = tmp.resolve("env-data");
-        NodeProcess node = nodes.launch("env").workDir(workDir)
-                .env("KVORUM_CLUSTER", cluster("n1", p[0], p[1]))
+        NodeJvm node = nodes.launch("env").workDir(workDir)
+                .env("KVORUM_CLUSTER", clusterMember("n1", p[0], p[1]))
                 .env("KVORUM_DATA_DIR", dataDir.toString())
                 .startReady(p[0]);
 
@@ -195,11 +198,11 @@ class CommandLineIT {
         int[] p = Ports.freePorts(4);
         Path envData = tmp.resolve("env-data");
         Path flagData = tmp.resolve("flag-data");
-        NodeProcess node = nodes.launch("flag-over-env").workDir(workDir)
-                .env("KVORUM_CLUSTER", cluster("n1", p[0], p[1]))
+        NodeJvm node = nodes.launch("flag-over-env").workDir(workDir)
+                .env("KVORUM_CLUSTER", clusterMember("n1", p[0], p[1]))
                 .env("KVORUM_DATA_DIR", envData.toString())
                 .env("KVORUM_REQUEST_TIMEOUT", "abc") // invalid, but overridden: must not matter
-                .args("--cluster", cluster("n1", p[2], p[3]), "--data-dir", flagData.toString(),
+                .args("--cluster", clusterMember("n1", p[2], p[3]), "--data-dir", flagData.toString(),
                         "--request-timeout", "1000")
                 .startReady(p[2]);
 
@@ -214,7 +217,7 @@ class CommandLineIT {
 
     @Test
     void helpExitsZeroAndListsEveryOption() {
-        NodeProcess help = nodes.launch("help").workDir(workDir).args("--help").start();
+        NodeJvm help = nodes.launch("help").workDir(workDir).args("--help").start();
         assertThat(help.awaitExit(REJECTED_EXIT)).as("exit status of --help\n%s", help.describe()).isZero();
         List<String> expected = new ArrayList<>(SPEC_OPTIONS);
         for (NodeOption o : NodeOption.values()) {
@@ -241,7 +244,7 @@ class CommandLineIT {
                         + "run the test again", e);
             }
         }
-        NodeProcess node = nodes.launch("defaults").workDir(workDir).startReady(8080);
+        NodeJvm node = nodes.launch("defaults").workDir(workDir).startReady(8080);
         assertThat(node.isAlive()).as("the node this test started serves 8080").isTrue();
 
         assertRoundTrip(8080);
@@ -254,7 +257,7 @@ class CommandLineIT {
      * Exit non-zero within {@link #REJECTED_EXIT}; stderr exactly one non-blank line naming each of
      * {@code mentions}; no stack trace on stderr or stdout.
      */
-    private void assertRejected(String what, NodeProcess node, List<String> mentions) {
+    private void assertRejected(String what, NodeJvm node, List<String> mentions) {
         int status = node.awaitExit(REJECTED_EXIT);
         String stderr = node.stderr();
         String stdout = node.stdout();
@@ -271,14 +274,14 @@ class CommandLineIT {
     }
 
     private static void assertRoundTrip(int httpPort) {
-        KvorumClient client = KvorumClient.create(baseUri(httpPort), Duration.ofSeconds(30));
+        KvorumClient client = KvorumClient.create(loopbackUri(httpPort), Duration.ofSeconds(30));
         byte[] value = ("value on " + httpPort).getBytes(StandardCharsets.UTF_8);
         client.put("command-line-it", value).join();
         assertThat(client.get("command-line-it").join()).as("value read back from port " + httpPort)
                 .hasValueSatisfying(v -> assertThat(v).isEqualTo(value));
     }
 
-    private static void assertStopsOnSigterm(NodeProcess node) {
+    private static void assertStopsOnSigterm(NodeJvm node) {
         node.terminate();
         assertThat(node.awaitExit(SIGTERM_EXIT)).as("exit status after SIGTERM\n%s", node.describe()).isZero();
     }

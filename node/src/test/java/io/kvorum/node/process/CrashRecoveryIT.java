@@ -1,10 +1,11 @@
 package io.kvorum.node.process;
 
-import static io.kvorum.node.process.NodeProcess.baseUri;
-import static io.kvorum.node.process.NodeProcess.cluster;
+import static io.kvorum.testkit.NodeJvm.clusterMember;
+import static io.kvorum.testkit.NodeJvm.loopbackUri;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.KvorumClient;
+import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -55,7 +56,7 @@ class CrashRecoveryIT {
     /** Every write has been answered when the node is killed. */
     private void crashWhileIdle(List<String> extraArgs) {
         Node node = new Node(extraArgs);
-        NodeProcess first = node.start("n1");
+        NodeJvm first = node.start("n1");
         KvorumClient client = node.client();
         WriteLoad load = new WriteLoad(client, "idle", PARALLELISM, 42);
 
@@ -65,7 +66,7 @@ class CrashRecoveryIT {
         assertThat(acknowledged).hasSize(KEYS);
 
         first.kill();
-        assertThat(first.awaitExit(NodeProcess.KILL_TIMEOUT)).as("exit status of the killed node")
+        assertThat(first.awaitExit(NodeJvm.KILL_TIMEOUT)).as("exit status of the killed node")
                 .isEqualTo(KILLED_BY_SIGKILL);
 
         node.start("n1-restarted");
@@ -85,7 +86,7 @@ class CrashRecoveryIT {
     @Test
     void sigkillDuringWritesLosesNoAcknowledgedWrite() {
         Node node = new Node(List.of());
-        NodeProcess first = node.start("n1");
+        NodeJvm first = node.start("n1");
         KvorumClient client = node.client();
         WriteLoad load = new WriteLoad(client, "busy", PARALLELISM, 7);
 
@@ -96,7 +97,7 @@ class CrashRecoveryIT {
         first.kill();
         load.stop(ANSWERS);
         assertThat(inFlightAtKill).as("writes in flight when SIGKILL was sent").isPositive();
-        assertThat(first.awaitExit(NodeProcess.KILL_TIMEOUT)).as("exit status of the killed node")
+        assertThat(first.awaitExit(NodeJvm.KILL_TIMEOUT)).as("exit status of the killed node")
                 .isEqualTo(KILLED_BY_SIGKILL);
 
         Map<String, byte[]> acknowledged = load.acknowledged();
@@ -128,18 +129,18 @@ class CrashRecoveryIT {
         Node(List<String> extraArgs) {
             int[] ports = Ports.freePorts(2);
             http = ports[0];
-            args.addAll(List.of("--cluster", cluster("n1", ports[0], ports[1]),
+            args.addAll(List.of("--cluster", clusterMember("n1", ports[0], ports[1]),
                     "--data-dir", tmp.resolve("data").toString()));
             args.addAll(extraArgs);
         }
 
-        NodeProcess start(String name) {
+        NodeJvm start(String name) {
             return nodes.launch(name).args(args).startReady(http);
         }
 
         /** A new client, so that no connection pooled before a restart is reused after it. */
         KvorumClient client() {
-            return KvorumClient.create(baseUri(http), Duration.ofSeconds(30));
+            return KvorumClient.create(loopbackUri(http), Duration.ofSeconds(30));
         }
     }
 }

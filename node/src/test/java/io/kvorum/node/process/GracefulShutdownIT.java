@@ -1,11 +1,12 @@
 package io.kvorum.node.process;
 
-import static io.kvorum.node.process.NodeProcess.baseUri;
-import static io.kvorum.node.process.NodeProcess.cluster;
+import static io.kvorum.testkit.NodeJvm.clusterMember;
+import static io.kvorum.testkit.NodeJvm.loopbackUri;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumException;
+import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -51,7 +52,7 @@ class GracefulShutdownIT {
     @Test
     void sigtermExitsZeroLogsThatItStoppedAndKeepsTheData() {
         Node node = new Node();
-        NodeProcess first = node.start("n1");
+        NodeJvm first = node.start("n1");
         KvorumClient client = node.client();
         WriteLoad load = new WriteLoad(client, "before-term", PARALLELISM, 1);
         load.writeAll(500, ANSWERS);
@@ -83,8 +84,8 @@ class GracefulShutdownIT {
     @Test
     void requestsInFlightAtSigtermAreAnsweredOrFailAndNoneHangs() {
         Node node = new Node();
-        NodeProcess first = node.start("n1");
-        KvorumClient client = KvorumClient.create(baseUri(node.http), Duration.ofMinutes(4));
+        NodeJvm first = node.start("n1");
+        KvorumClient client = KvorumClient.create(loopbackUri(node.http), Duration.ofMinutes(4));
         WriteLoad load = new WriteLoad(client, "during-term", PARALLELISM, 2);
 
         load.startContinuous();
@@ -136,7 +137,7 @@ class GracefulShutdownIT {
     @Test
     void halfSentRequestAndIdleConnectionDoNotHoldUpSigterm() throws IOException {
         Node node = new Node();
-        NodeProcess first = node.start("n1");
+        NodeJvm first = node.start("n1");
         try (Socket halfSent = connect(node.http); Socket idle = connect(node.http)) {
             halfSent.getOutputStream().write(("PUT /v0/entity?id=half HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                     + "Content-Length: 1000\r\n\r\n" + "x".repeat(10)).getBytes(StandardCharsets.US_ASCII));
@@ -210,17 +211,17 @@ class GracefulShutdownIT {
         Node() {
             int[] ports = Ports.freePorts(2);
             http = ports[0];
-            args = List.of("--cluster", cluster("n1", ports[0], ports[1]),
+            args = List.of("--cluster", clusterMember("n1", ports[0], ports[1]),
                     "--data-dir", tmp.resolve("data").toString());
         }
 
-        NodeProcess start(String name) {
+        NodeJvm start(String name) {
             return nodes.launch(name).args(args).startReady(http);
         }
 
         /** A new client, so that no connection pooled before a restart is reused after it. */
         KvorumClient client() {
-            return KvorumClient.create(baseUri(http), Duration.ofSeconds(30));
+            return KvorumClient.create(loopbackUri(http), Duration.ofSeconds(30));
         }
     }
 }

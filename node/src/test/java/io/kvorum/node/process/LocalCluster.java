@@ -1,9 +1,10 @@
 package io.kvorum.node.process;
 
-import static io.kvorum.node.process.NodeProcess.baseUri;
-import static io.kvorum.node.process.NodeProcess.cluster;
+import static io.kvorum.testkit.NodeJvm.clusterMember;
+import static io.kvorum.testkit.NodeJvm.loopbackUri;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
 import java.net.URI;
 import java.nio.file.Path;
@@ -14,7 +15,7 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 /**
- * A cluster of {@link NodeProcess}es on 127.0.0.1, nodes {@code n1..nN}, each with its own ports
+ * A cluster of node processes ({@link NodeJvm}) on 127.0.0.1, nodes {@code n1..nN}, each with its own ports
  * and data directory for the whole test, so that a node can be stopped and started again as the
  * same member with the same data. Nodes are numbered from 0 here ({@code node(0)} is {@code n1}).
  */
@@ -28,8 +29,8 @@ final class LocalCluster {
     private final int[] http;
     private final String spec;
     private final List<List<String>> args = new ArrayList<>();
-    private final NodeProcess[] current;
-    private final List<List<NodeProcess>> history = new ArrayList<>();
+    private final NodeJvm[] current;
+    private final List<List<NodeJvm>> history = new ArrayList<>();
 
     /** @param extraArgs given to every node, after {@code --cluster}, {@code --node-id} and {@code --data-dir} */
     LocalCluster(NodeProcesses nodes, Path dir, int size, String... extraArgs) {
@@ -40,7 +41,7 @@ final class LocalCluster {
         List<String> entries = new ArrayList<>();
         for (int i = 0; i < size; i++) {
             http[i] = ports[2 * i];
-            entries.add(cluster(id(i), ports[2 * i], ports[2 * i + 1]));
+            entries.add(clusterMember(id(i), ports[2 * i], ports[2 * i + 1]));
         }
         this.spec = String.join(",", entries);
         for (int i = 0; i < size; i++) {
@@ -49,7 +50,7 @@ final class LocalCluster {
             a.addAll(List.of(extraArgs));
             args.add(List.copyOf(a));
         }
-        this.current = new NodeProcess[size];
+        this.current = new NodeJvm[size];
         for (int i = 0; i < size; i++) {
             history.add(new ArrayList<>());
         }
@@ -74,14 +75,14 @@ final class LocalCluster {
 
     /** {@code /v0/entity?id=KEY&QUERY} on the node; the key must need no escaping. */
     URI entity(int node, String key, String query) {
-        return URI.create(baseUri(http[node]) + "/v0/entity?id=" + key + (query.isEmpty() ? "" : "&" + query));
+        return URI.create(loopbackUri(http[node]) + "/v0/entity?id=" + key + (query.isEmpty() ? "" : "&" + query));
     }
 
     /**
      * Starts the node's process without waiting for it. The first start is named after the node
      * ({@code n2}), later ones {@code n2-restart1}, ... (the names of their log files).
      */
-    NodeProcess start(int node) {
+    NodeJvm start(int node) {
         assertThat(current[node] == null || !current[node].isAlive()).as("%s is not running", id(node)).isTrue();
         int starts = history.get(node).size();
         String name = starts == 0 ? id(node) : id(node) + "-restart" + starts;
@@ -91,7 +92,7 @@ final class LocalCluster {
     }
 
     /** Starts the node and waits until its {@code GET /v0/status} answers 200. */
-    NodeProcess startReady(int node) {
+    NodeJvm startReady(int node) {
         return start(node).awaitReady(http[node]);
     }
 
@@ -111,17 +112,17 @@ final class LocalCluster {
 
     /** SIGTERM, then asserts that the node exits 0 within {@link #SIGTERM_EXIT} (SPEC §1). */
     void stop(int node) {
-        NodeProcess p = current[node];
+        NodeJvm p = current[node];
         p.terminate();
         assertThat(p.awaitExit(SIGTERM_EXIT)).as("exit status of %s after SIGTERM\n%s", p, p.describe()).isZero();
     }
 
-    NodeProcess process(int node) {
+    NodeJvm process(int node) {
         return current[node];
     }
 
     /** Every process started for the node, in order. */
-    List<NodeProcess> processes(int node) {
+    List<NodeJvm> processes(int node) {
         return List.copyOf(history.get(node));
     }
 

@@ -1,14 +1,14 @@
 package io.kvorum.node.process;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.testkit.NodeJvm;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,9 +17,10 @@ import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Starts {@link NodeProcess}es for a test and always cleans them up: after each test, passed or
- * failed, every process still running is SIGKILLed and reaped, and when the test failed the logs of
- * every process it started are printed. Register it on an instance field after the test's
+ * Starts {@code java -jar kvorum-node.jar [options]} child processes ({@link NodeJvm}s) as SPEC §1
+ * says an operator starts a node, and always cleans them up: after each test, passed or failed,
+ * every process still running is SIGKILLed and reaped, and when the test failed the logs of every
+ * process it started are printed. Register it on an instance field after the test's
  * {@code @TempDir}:
  *
  * <pre>{@code
@@ -27,21 +28,23 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * @RegisterExtension final NodeProcesses nodes = new NodeProcesses(() -> tmp);
  * }</pre>
  *
- * <p>The JUnit temporary directory is deleted after this extension's {@code afterEach}, so no
- * node is still writing into it then. A JVM shutdown hook also kills whatever is left if the test
- * JVM itself is stopped.
+ * <p>Each process sees only the {@code KVORUM_*} variables the test gives it, and writes stdout and
+ * stderr into files of their own under the temporary directory's {@code logs/}. The JUnit
+ * temporary directory is deleted after this extension's {@code afterEach}, so no node is still
+ * writing into it then. A JVM shutdown hook also kills whatever is left if the test JVM itself is
+ * stopped.
  */
 final class NodeProcesses implements AfterEachCallback {
 
-    private static final Set<NodeProcess> LIVE = ConcurrentHashMap.newKeySet();
+    private static final Set<NodeJvm> LIVE = ConcurrentHashMap.newKeySet();
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(NodeProcess::destroy),
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(NodeJvm::destroy),
                 "kill-node-processes"));
     }
 
     private final Supplier<Path> tempDir;
-    private final List<NodeProcess> started = new ArrayList<>();
+    private final List<NodeJvm> started = new ArrayList<>();
     private final AtomicInteger sequence = new AtomicInteger();
 
     /** @param tempDir the test's temporary directory; logs go to its {@code logs/} */
@@ -49,15 +52,39 @@ final class NodeProcesses implements AfterEachCallback {
         this.tempDir = tempDir;
     }
 
-    /** Describes a process to start; {@link Launch#start()} starts it. */
-    Launch launch(String name) {
-        return new Launch(name);
+    /** The jar under test; failsafe passes its path in {@code kvorum.node.jar}. */
+    static Path jar() {
+        String path = System.getProperty("kvorum.node.jar");
+        assertThat(path).as("system property kvorum.node.jar (failsafe sets it)").isNotBlank();
+        Path jar = Path.of(path);
+        assertThat(jar).as("the node jar, built by `mvn package`").isRegularFile();
+        return jar;
+    }
+
+    /**
+     * A node process to describe further (arguments, environment, working directory) and start;
+     * its logs are {@code logs/NN-name.out} and {@code .err}, numbered in the order of launches.
+     */
+    NodeJvm.Launch launch(String name) {
+        Path logs = tempDir.get().resolve("logs");
+        try {
+            Files.createDirectories(logs);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        String base = String.format("%02d-%s", sequence.incrementAndGet(), name);
+        return NodeJvm.launch(name).jar(jar()).withoutInheritedNodeSettings()
+                .output(logs.resolve(base + ".out"), logs.resolve(base + ".err"))
+                .whenStarted(p -> {
+                    started.add(p);
+                    LIVE.add(p);
+                });
     }
 
     @Override
     public void afterEach(ExtensionContext context) {
         List<String> stuck = new ArrayList<>();
-        for (NodeProcess p : started) {
+        for (NodeJvm p : started) {
             if (!p.destroy()) {
                 stuck.add(p.toString());
             }
@@ -72,58 +99,6 @@ final class NodeProcesses implements AfterEachCallback {
         started.clear();
         if (!stuck.isEmpty()) {
             throw new AssertionError("SIGKILL did not end " + stuck);
-        }
-    }
-
-    /** A process to start: arguments, environment and working directory. */
-    final class Launch {
-        private final String name;
-        private final List<String> args = new ArrayList<>();
-        private final Map<String, String> env = new LinkedHashMap<>();
-        private Path workDir;
-
-        private Launch(String name) {
-            this.name = name;
-        }
-
-        Launch args(String... more) {
-            args.addAll(Arrays.asList(more));
-            return this;
-        }
-
-        Launch args(List<String> more) {
-            args.addAll(more);
-            return this;
-        }
-
-        Launch env(String key, String value) {
-            env.put(key, value);
-            return this;
-        }
-
-        Launch workDir(Path dir) {
-            workDir = dir;
-            return this;
-        }
-
-        NodeProcess start() {
-            Path logs = tempDir.get().resolve("logs");
-            try {
-                Files.createDirectories(logs);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            String base = String.format("%02d-%s", sequence.incrementAndGet(), name);
-            NodeProcess p = NodeProcess.start(name, args, env, workDir,
-                    logs.resolve(base + ".out"), logs.resolve(base + ".err"));
-            started.add(p);
-            LIVE.add(p);
-            return p;
-        }
-
-        /** Starts the process and waits until it serves on {@code httpPort}. */
-        NodeProcess startReady(int httpPort) {
-            return start().awaitReady(httpPort);
         }
     }
 }

@@ -1,14 +1,10 @@
 package io.kvorum.perf.cluster;
 
+import io.kvorum.testkit.NodeJvm;
+import io.kvorum.testkit.Ports;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,12 +12,12 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * N real Kvorum nodes, each its own JVM started from the node jar, on free loopback ports, with
- * their data in a temporary directory: the system under test of {@code ./kvorum perf}.
+ * N real Kvorum nodes, each its own JVM started from the node jar ({@link NodeJvm}), on free
+ * loopback ports, with their data in a temporary directory: the system under test of
+ * {@code ./kvorum perf}.
  *
  * <p>Lifecycle: {@link #start} returns only once every node answers {@code GET /v0/status} with
  * 200 (or throws, having stopped what it started); {@link #close} stops every node (SIGTERM, then
@@ -29,8 +25,9 @@ import java.util.stream.Stream;
  * leaves no node behind. Node logs ({@code n1.log}) and GC logs ({@code gc-n1.log}) stay in the
  * run directory for the report.
  *
- * <p>Ports are found free by binding port 0 and releasing it, so another process may take one in
- * between; the node then exits at once ("port in use") and {@link #start} fails with its log.
+ * <p>Ports come from testkit's {@link Ports}: free a moment before the nodes bind them, so another
+ * process may take one in between; the node then exits at once ("port in use") and {@link #start}
+ * fails with its log.
  */
 public final class LocalCluster implements AutoCloseable {
 
@@ -38,7 +35,6 @@ public final class LocalCluster implements AutoCloseable {
     static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
     /** How long {@link #close} waits after SIGTERM before SIGKILL (the SPEC promises exit within 10 s). */
     static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
-    private static final int LOG_TAIL_LINES = 30;
     /** Decorations of the GC logs; {@code time} is what {@code GcLog} filters the measured run by. */
     static final String GC_LOG_DECORATIONS = "time,uptime,level,tags";
 
@@ -63,7 +59,7 @@ public final class LocalCluster implements AutoCloseable {
         }
     }
 
-    private record Node(String id, int httpPort, List<String> command, Process process) {}
+    private record Node(String id, int httpPort, NodeJvm jvm) {}
 
     private final List<Node> nodes;
     private final Path dataRoot;
@@ -88,120 +84,73 @@ public final class LocalCluster implements AutoCloseable {
         }
         Files.createDirectories(spec.runDir());
         Path dataRoot = Files.createTempDirectory("kvorum-perf-data-");
-        List<String> ids = new ArrayList<>();
-        List<int[]> ports = freePorts(spec.nodes());
-        StringBuilder topology = new StringBuilder();
+        int[] ports = Ports.freePorts(2 * spec.nodes());
+        List<String> members = new ArrayList<>();
         for (int i = 0; i < spec.nodes(); i++) {
-            String id = "n" + (i + 1);
-            ids.add(id);
-            topology.append(i == 0 ? "" : ",").append(id).append("=127.0.0.1:").append(ports.get(i)[0]).append(':').append(ports.get(i)[1]);
+            members.add(NodeJvm.clusterMember(id(i), ports[2 * i], ports[2 * i + 1]));
         }
+        String topology = String.join(",", members);
         List<Node> started = new ArrayList<>();
         LocalCluster cluster = new LocalCluster(started, dataRoot);
         Runtime.getRuntime().addShutdownHook(cluster.shutdownHook);
         try {
             for (int i = 0; i < spec.nodes(); i++) {
-                String id = ids.get(i);
-                List<String> command = nodeCommand(spec, id, topology.toString(), dataRoot.resolve(id));
-                Process process = new ProcessBuilder(command)
-                        .redirectErrorStream(true)
-                        .redirectOutput(spec.runDir().resolve(id + ".log").toFile())
-                        .start();
-                started.add(new Node(id, ports.get(i)[0], List.copyOf(command), process));
+                String id = id(i);
+                NodeJvm jvm = launch(spec, id, topology, dataRoot.resolve(id)).start();
+                started.add(new Node(id, ports[2 * i], jvm));
             }
-            cluster.awaitReady(spec.runDir());
+            cluster.awaitReady();
             return cluster;
+        } catch (UncheckedIOException e) {
+            cluster.close();
+            throw e.getCause();
         } catch (IOException | InterruptedException | RuntimeException e) {
             cluster.close();
             throw e;
         }
     }
 
-    static List<String> nodeCommand(Spec spec, String id, String topology, Path dataDir) {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-Xms" + spec.heap());
-        command.add("-Xmx" + spec.heap());
-        // Touches the whole heap at start: otherwise the kernel zeroes fresh heap pages during the
-        // measured run (6% of n1's CPU in one profile) and the run measures the heap's growth.
-        command.add("-XX:+AlwaysPreTouch");
-        // Lets async-profiler attribute samples to the exact frame, not the nearest safepoint.
-        command.add("-XX:+UnlockDiagnosticVMOptions");
-        command.add("-XX:+DebugNonSafepoints");
-        // time: wall-clock instant of each line, so the report can keep the pauses of the measured run.
-        command.add("-Xlog:gc*:file=" + spec.runDir().toAbsolutePath().resolve("gc-" + id + ".log") + ":" + GC_LOG_DECORATIONS);
-        command.addAll(spec.jvmOptions());
-        command.add("-jar");
-        command.add(spec.jar().toAbsolutePath().toString());
-        command.add("--cluster");
-        command.add(topology);
-        command.add("--node-id");
-        command.add(id);
-        command.add("--data-dir");
-        command.add(dataDir.toString());
-        command.addAll(spec.nodeOptions());
-        return command;
+    private static String id(int index) {
+        return "n" + (index + 1);
     }
 
-    /** n pairs of distinct free loopback ports: [http, grpc]. All sockets are held until all are chosen. */
-    private static List<int[]> freePorts(int n) throws IOException {
-        List<ServerSocket> sockets = new ArrayList<>();
-        try {
-            for (int i = 0; i < 2 * n; i++) {
-                ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                socket.setReuseAddress(true);
-                sockets.add(socket);
-            }
-            List<int[]> ports = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                ports.add(new int[] {sockets.get(2 * i).getLocalPort(), sockets.get(2 * i + 1).getLocalPort()});
-            }
-            return ports;
-        } finally {
-            for (ServerSocket socket : sockets) {
-                socket.close();
-            }
-        }
+    private static NodeJvm.Launch launch(Spec spec, String id, String topology, Path dataDir) {
+        return NodeJvm.launch(id)
+                .heap(spec.heap())
+                // Touches the whole heap at start: otherwise the kernel zeroes fresh heap pages during the
+                // measured run (6% of n1's CPU in one profile) and the run measures the heap's growth.
+                .jvmOptions("-XX:+AlwaysPreTouch")
+                // Lets async-profiler attribute samples to the exact frame, not the nearest safepoint.
+                .jvmOptions("-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints")
+                // time: wall-clock instant of each line, so the report can keep the pauses of the measured run.
+                .jvmOptions("-Xlog:gc*:file=" + spec.runDir().toAbsolutePath().resolve("gc-" + id + ".log") + ":"
+                        + GC_LOG_DECORATIONS)
+                .jvmOptions(spec.jvmOptions())
+                .jar(spec.jar())
+                .args("--cluster", topology, "--node-id", id, "--data-dir", dataDir.toString())
+                .args(spec.nodeOptions())
+                .output(spec.runDir().resolve(id + ".log"));
     }
 
-    private void awaitReady(Path runDir) throws IOException, InterruptedException {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    /** Waits for the nodes in order, all within one {@link #READY_TIMEOUT} from now. */
+    private void awaitReady() throws IOException, InterruptedException {
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
         for (Node node : nodes) {
-            HttpRequest status = HttpRequest.newBuilder(uri(node).resolve("/v0/status")).timeout(Duration.ofSeconds(2)).build();
-            while (true) {
-                if (!node.process().isAlive()) {
-                    throw new IOException(node.id() + " exited with " + node.process().exitValue() + " before it was ready; "
-                            + logTail(runDir, node.id()));
+            Duration left = Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
+            try {
+                node.jvm().awaitReady(node.httpPort(), left);
+            } catch (AssertionError notReady) {
+                // NodeJvm fails a wait as a test fails; the perf commands report an IOException
+                if (Thread.interrupted()) {
+                    throw new InterruptedException("interrupted while waiting for " + node.id() + " to be ready");
                 }
-                try {
-                    if (http.send(status, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-                        break;
-                    }
-                } catch (IOException notYet) {
-                    // not listening yet
-                }
-                if (System.nanoTime() > deadline) {
-                    throw new IOException(node.id() + " did not answer GET /v0/status with 200 within "
-                            + READY_TIMEOUT.toSeconds() + " s; " + logTail(runDir, node.id()));
-                }
-                Thread.sleep(100); // poll interval, bounded by the deadline above
+                throw new IOException(notReady.getMessage(), notReady);
             }
-        }
-    }
-
-    private static String logTail(Path runDir, String id) {
-        Path log = runDir.resolve(id + ".log");
-        try {
-            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-            return "last lines of " + log + ":\n" + String.join("\n", lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size()));
-        } catch (IOException e) {
-            return "no log at " + log;
         }
     }
 
     private static URI uri(Node node) {
-        return URI.create("http://127.0.0.1:" + node.httpPort());
+        return NodeJvm.loopbackUri(node.httpPort());
     }
 
     /** The HTTP base URI of each node, n1 first. */
@@ -216,7 +165,7 @@ public final class LocalCluster implements AutoCloseable {
 
     /** The process id of a node, "n1".."nN". */
     public long pid(String nodeId) {
-        return node(nodeId).process().pid();
+        return node(nodeId).jvm().pid();
     }
 
     public List<String> ids() {
@@ -225,7 +174,7 @@ public final class LocalCluster implements AutoCloseable {
 
     /** The exact command line of each node, n1 first, as a shell would print it, for reports. */
     public List<String> commandLines() {
-        return nodes.stream().map(n -> String.join(" ", n.command())).toList();
+        return nodes.stream().map(n -> n.jvm().commandLine()).toList();
     }
 
     private Node node(String id) {
@@ -249,18 +198,10 @@ public final class LocalCluster implements AutoCloseable {
             return;
         }
         closed = true;
-        nodes.forEach(n -> n.process().destroy());
+        nodes.forEach(n -> n.jvm().terminate());
         long deadline = System.nanoTime() + STOP_TIMEOUT.toNanos();
         for (Node node : nodes) {
-            try {
-                long left = Math.max(0, deadline - System.nanoTime());
-                if (!node.process().waitFor(left, TimeUnit.NANOSECONDS)) {
-                    node.process().destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-                }
-            } catch (InterruptedException e) {
-                node.process().destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
+            node.jvm().awaitExitOrKill(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
         }
         deleteRecursively(dataRoot);
     }

@@ -3,6 +3,7 @@ package io.kvorum.perf.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvorum.testkit.StandInNode;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.URI;
@@ -20,31 +21,31 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** LocalCluster against {@link FakeNode} processes, so it runs without the node jar. */
+/** LocalCluster against testkit's {@link StandInNode} processes, so it runs without the node jar. */
 @Timeout(60)
 class LocalClusterTest {
 
     @TempDir
     static Path jarDir;
-    static Path fakeNodeJar;
+    static Path standInJar;
 
-    /** A jar whose Main-Class is FakeNode, loaded from this module's test classes. */
+    /** A jar whose Main-Class is StandInNode, loaded from where testkit's classes are. */
     @BeforeAll
-    static void buildFakeNodeJar() throws Exception {
-        Path classes = Path.of(FakeNode.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    static void buildStandInJar() throws Exception {
+        Path classes = Path.of(StandInNode.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         Manifest manifest = new Manifest();
         manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
-        manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, FakeNode.class.getName());
+        manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, StandInNode.class.getName());
         manifest.getMainAttributes().put(Attributes.Name.CLASS_PATH, classes.toUri().toString());
-        fakeNodeJar = jarDir.resolve("fake-node.jar");
-        try (OutputStream out = Files.newOutputStream(fakeNodeJar); JarOutputStream jar = new JarOutputStream(out, manifest)) {
+        standInJar = jarDir.resolve("stand-in-node.jar");
+        try (OutputStream out = Files.newOutputStream(standInJar); JarOutputStream jar = new JarOutputStream(out, manifest)) {
             jar.flush();
         }
     }
 
     @Test
     void startsEveryNodeReadyAndStopsThemAndDeletesTheirData(@TempDir Path runDir) throws Exception {
-        LocalCluster.Spec spec = new LocalCluster.Spec(3, fakeNodeJar, "64m", List.of("-XX:+UseSerialGC"), List.of("--fsync"), runDir);
+        LocalCluster.Spec spec = new LocalCluster.Spec(3, standInJar, "64m", List.of("-XX:+UseSerialGC"), List.of("--fsync"), runDir);
         List<ProcessHandle> processes;
         Path dataDir;
         try (LocalCluster cluster = LocalCluster.start(spec)) {
@@ -58,7 +59,7 @@ class LocalClusterTest {
             }
             assertThat(cluster.commandLines().get(1))
                     .contains("-Xms64m -Xmx64m -XX:+AlwaysPreTouch", "-XX:+DebugNonSafepoints", "-Xlog:gc*:file=" + runDir.toAbsolutePath().resolve("gc-n2.log") + ":time,uptime,level,tags ",
-                            "-XX:+UseSerialGC", "--node-id n2", "--fsync", "-jar " + fakeNodeJar.toAbsolutePath())
+                            "-XX:+UseSerialGC", "--node-id n2", "--fsync", "-jar " + standInJar.toAbsolutePath())
                     .containsPattern("--cluster n1=127\\.0\\.0\\.1:\\d+:\\d+,n2=127\\.0\\.0\\.1:\\d+:\\d+,n3=127\\.0\\.0\\.1:\\d+:\\d+");
             String cmd = cluster.commandLines().get(0);
             dataDir = Path.of(cmd.substring(cmd.indexOf("--data-dir ") + "--data-dir ".length()).split(" ")[0]).getParent();
@@ -72,7 +73,7 @@ class LocalClusterTest {
 
     @Test
     void aNodeThatExitsFailsTheStartWithTheTailOfItsLog(@TempDir Path runDir) {
-        LocalCluster.Spec spec = new LocalCluster.Spec(1, fakeNodeJar, "64m", List.of(), List.of("--fail-fast"), runDir);
+        LocalCluster.Spec spec = new LocalCluster.Spec(1, standInJar, "64m", List.of(), List.of("--fail-fast"), runDir);
         assertThatThrownBy(() -> LocalCluster.start(spec))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("n1 exited with 3")
