@@ -1,6 +1,5 @@
 package io.kvorum.node.cluster;
 
-import io.kvorum.node.config.ConfigException;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayList;
@@ -35,11 +34,11 @@ public final class Topology {
     /**
      * Parses {@code ID=HOST:HTTP:GRPC[,...]}. HOST may be an IPv6 address in brackets.
      *
-     * @throws ConfigException naming the first malformed entry, or a duplicate id or endpoint
+     * @throws InvalidTopologyException naming the first malformed entry, or a duplicate id or endpoint
      */
-    public static Topology parse(String spec) throws ConfigException {
+    public static Topology parse(String spec) throws InvalidTopologyException {
         if (spec == null || spec.isBlank()) {
-            throw new ConfigException("--cluster is empty; expected ID=HOST:HTTP:GRPC[,...]");
+            throw new InvalidTopologyException("--cluster is empty; expected ID=HOST:HTTP:GRPC[,...]");
         }
         List<ClusterMember> members = new ArrayList<>();
         Set<String> ids = new HashSet<>();
@@ -47,11 +46,11 @@ public final class Topology {
         for (String entry : spec.split(",", -1)) {
             ClusterMember m = parseEntry(entry.trim());
             if (!ids.add(m.id())) {
-                throw new ConfigException("--cluster names node id '" + m.id() + "' twice");
+                throw new InvalidTopologyException("--cluster names node id '" + m.id() + "' twice");
             }
             for (String endpoint : List.of(m.host() + ":" + m.httpPort(), m.host() + ":" + m.grpcPort())) {
                 if (!endpoints.add(endpoint)) {
-                    throw new ConfigException("--cluster uses address " + endpoint + " twice");
+                    throw new InvalidTopologyException("--cluster uses address " + endpoint + " twice");
                 }
             }
             members.add(m);
@@ -59,36 +58,36 @@ public final class Topology {
         return new Topology(members);
     }
 
-    private static ClusterMember parseEntry(String entry) throws ConfigException {
+    private static ClusterMember parseEntry(String entry) throws InvalidTopologyException {
         String problem = "malformed --cluster entry '" + entry + "'; expected ID=HOST:HTTP:GRPC";
         int eq = entry.indexOf('=');
         if (eq <= 0) {
-            throw new ConfigException(problem);
+            throw new InvalidTopologyException(problem);
         }
         String id = entry.substring(0, eq);
         if (!NODE_ID.matcher(id).matches()) {
-            throw new ConfigException(problem + " (node id: letters, digits, '_', '.', '-', at most 64)");
+            throw new InvalidTopologyException(problem + " (node id: letters, digits, '_', '.', '-', at most 64)");
         }
         String address = entry.substring(eq + 1);
         int grpcColon = address.lastIndexOf(':');
         int httpColon = grpcColon > 0 ? address.lastIndexOf(':', grpcColon - 1) : -1;
         if (httpColon <= 0) {
-            throw new ConfigException(problem);
+            throw new InvalidTopologyException(problem);
         }
         String host = address.substring(0, httpColon);
         if (host.startsWith("[") && host.endsWith("]")) {
             host = host.substring(1, host.length() - 1);
         }
         if (host.isEmpty() || host.contains("[") || host.contains("]")) {
-            throw new ConfigException(problem);
+            throw new InvalidTopologyException(problem);
         }
         if (!isHost(host)) {
-            throw new ConfigException(problem + " (host '" + host + "' is not a host name or IP address)");
+            throw new InvalidTopologyException(problem + " (host '" + host + "' is not a host name or IP address)");
         }
         int http = parsePort(address.substring(httpColon + 1, grpcColon), problem);
         int grpc = parsePort(address.substring(grpcColon + 1), problem);
         if (http == grpc) {
-            throw new ConfigException(problem + " (HTTP and gRPC ports must differ)");
+            throw new InvalidTopologyException(problem + " (HTTP and gRPC ports must differ)");
         }
         return new ClusterMember(id, host, http, grpc);
     }
@@ -108,7 +107,7 @@ public final class Topology {
         return host.length() <= 253 && HOST_NAME.matcher(host).matches();
     }
 
-    private static int parsePort(String s, String problem) throws ConfigException {
+    private static int parsePort(String s, String problem) throws InvalidTopologyException {
         try {
             int port = Integer.parseInt(s);
             if (port >= 1 && port <= 65535) {
@@ -117,7 +116,7 @@ public final class Topology {
         } catch (NumberFormatException ignored) {
             // falls through to the error below
         }
-        throw new ConfigException(problem + " (port '" + s + "' is not 1..65535)");
+        throw new InvalidTopologyException(problem + " (port '" + s + "' is not 1..65535)");
     }
 
     /** Every member, sorted by id. */

@@ -1,6 +1,7 @@
 package io.kvorum.node.config;
 
 import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.InvalidTopologyException;
 import io.kvorum.node.cluster.Topology;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -89,8 +90,8 @@ public record NodeConfig(
             Topology topology;
             try {
                 topology = Topology.parse(raw.get(NodeOption.CLUSTER));
-            } catch (ConfigException e) {
-                throw renamed(NodeOption.CLUSTER, e);
+            } catch (InvalidTopologyException e) {
+                throw renamed(NodeOption.CLUSTER, new ConfigException(e.getMessage()));
             }
             String nodeId = raw.get(NodeOption.NODE_ID);
             ClusterMember self;

@@ -1,7 +1,7 @@
 package io.kvorum.node.antientropy;
 
 import io.kvorum.node.cluster.Topology;
-import io.kvorum.node.config.ConfigException;
+import io.kvorum.node.cluster.InvalidTopologyException;
 import io.kvorum.node.coordinator.LocalReplica;
 import io.kvorum.node.storage.LevelDbStore;
 import io.kvorum.node.model.Entry;
@@ -52,7 +52,7 @@ public final class RepairFixture implements AutoCloseable {
     public static Topology topology() {
         try {
             return Topology.parse(TOPOLOGY);
-        } catch (ConfigException e) {
+        } catch (InvalidTopologyException e) {
             throw new IllegalStateException(e);
         }
     }

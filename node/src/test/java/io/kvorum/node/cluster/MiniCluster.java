@@ -139,7 +139,7 @@ public final class MiniCluster implements AutoCloseable {
     private final List<KvorumNode> outsiders = new ArrayList<>();
 
     private MiniCluster(NodeLauncher launcher, Path root, int n, Map<NodeOption, String> extraOptions, long seed)
-            throws ConfigException {
+            throws InvalidTopologyException, ConfigException {
         this.launcher = launcher;
         this.network = new SimulatedNetwork(seed);
         this.seed = seed;

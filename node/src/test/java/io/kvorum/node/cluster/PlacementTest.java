@@ -3,7 +3,6 @@ package io.kvorum.node.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvorum.node.config.ConfigException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -27,7 +26,7 @@ class PlacementTest {
         }
         try {
             return Topology.parse(String.join(",", entries));
-        } catch (ConfigException e) {
+        } catch (InvalidTopologyException e) {
             throw new AssertionError(e);
         }
     }

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
-import io.kvorum.node.config.ConfigException;
+import io.kvorum.node.cluster.InvalidTopologyException;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
@@ -92,7 +92,7 @@ class CoordinatorTest {
     }
 
     @BeforeEach
-    void setUp() throws ConfigException {
+    void setUp() throws InvalidTopologyException {
         Topology topology = Topology.parse("n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,n3=127.0.0.1:8083:9083");
         placement = new Placement(topology);
         for (ClusterMember m : topology.members()) {

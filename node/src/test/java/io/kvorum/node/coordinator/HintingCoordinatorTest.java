@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
-import io.kvorum.node.config.ConfigException;
+import io.kvorum.node.cluster.InvalidTopologyException;
 import io.kvorum.node.coordinator.CoordinatorTest.FakeReplica;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
@@ -49,7 +49,7 @@ class HintingCoordinatorTest {
     private List<FakeReplica> order;
 
     @BeforeEach
-    void setUp() throws ConfigException {
+    void setUp() throws InvalidTopologyException {
         Topology topology = Topology.parse("n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,n3=127.0.0.1:8083:9083");
         Placement placement = new Placement(topology);
         for (ClusterMember m : topology.members()) {

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
-import io.kvorum.node.config.ConfigException;
+import io.kvorum.node.cluster.InvalidTopologyException;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -137,7 +137,7 @@ class HintDurabilityIT {
         Placement placement;
         try {
             placement = new Placement(Topology.parse(cluster.spec()));
-        } catch (ConfigException e) {
+        } catch (InvalidTopologyException e) {
             throw new AssertionError(e);
         }
         return IntStream.range(0, 100).mapToObj(i -> "hinted-" + i)
