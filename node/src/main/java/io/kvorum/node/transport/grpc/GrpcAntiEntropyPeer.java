@@ -1,6 +1,5 @@
 package io.kvorum.node.transport.grpc;
 
-import io.grpc.ConnectivityState;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.kvorum.node.antientropy.AntiEntropyInitiator;
@@ -46,9 +45,7 @@ public final class GrpcAntiEntropyPeer implements AntiEntropyPeer {
 
     @Override
     public void open(AntiEntropyInitiator round) {
-        if (peer.channel().getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
-            peer.channel().resetConnectBackoff(); // a peer that just came back is tried now, not after the backoff
-        }
+        peer.connectNow(); // a peer that just came back is tried now, not after the backoff
         RequestHeader header = peer.header(roundDeadline.toMillis())
                 .setCallId(callIds.incrementAndGet())
                 .build();

@@ -24,17 +24,7 @@ import java.util.concurrent.TimeUnit;
  * once. An announcement's deadline is twice the ping timeout, as the peer reaches back before it
  * answers.
  */
-final class GrpcPeerProbe implements PeerProbe {
-
-    private final PeerChannel peer;
-    private final LivenessGrpc.LivenessStub stub;
-    private final Duration timeout;
-
-    GrpcPeerProbe(PeerChannel peer, Duration timeout) {
-        this.peer = peer;
-        this.stub = LivenessGrpc.newStub(peer.channel());
-        this.timeout = timeout;
-    }
+record GrpcPeerProbe(PeerChannel peer, Duration timeout) implements PeerProbe {
 
     @Override
     public String nodeId() {
@@ -44,11 +34,10 @@ final class GrpcPeerProbe implements PeerProbe {
     @Override
     public CompletableFuture<Void> ping(Kind kind) {
         long deadlineMillis = kind == Kind.ANNOUNCE ? 2 * timeout.toMillis() : timeout.toMillis();
-        LivenessGrpc.LivenessStub call = stub.withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS);
+        LivenessGrpc.LivenessStub call = LivenessGrpc.newStub(peer.channel())
+                .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS);
         if (kind == Kind.RECONNECT) {
-            if (peer.channel().getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
-                peer.channel().resetConnectBackoff();
-            }
+            peer.connectNow();
             call = call.withWaitForReady();
         }
         PingRequest request = PingRequest.newBuilder()

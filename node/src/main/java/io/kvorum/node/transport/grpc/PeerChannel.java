@@ -1,5 +1,6 @@
 package io.kvorum.node.transport.grpc;
 
+import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.kvorum.proto.RequestHeader;
 
@@ -16,5 +17,12 @@ public record PeerChannel(String peerId, String selfId, String clusterId, Manage
                 .setClusterId(clusterId)
                 .setSender(selfId)
                 .setTimeoutMillis((int) Math.min(Integer.MAX_VALUE, timeoutMillis));
+    }
+
+    /** Has a channel whose last connection attempt failed try again now, not after its backoff. */
+    void connectNow() {
+        if (channel.getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
+            channel.resetConnectBackoff();
+        }
     }
 }
