@@ -53,7 +53,8 @@ public final class GrpcAntiEntropyPeer implements AntiEntropyPeer {
         try {
             stub.withDeadlineAfter(roundDeadline.toMillis(), TimeUnit.MILLISECONDS).sync(call);
         } catch (RuntimeException e) {
-            round.onPeerFailed(new RepairException(Reason.UNREACHABLE, "cannot open a round with " + peer.peerId() + ": " + e, e));
+            round.onPeerFailed(new RepairException(Reason.UNREACHABLE,
+                    "cannot open a round with " + peer.peerId() + ": " + e, e));
             return;
         }
         round.start(call);

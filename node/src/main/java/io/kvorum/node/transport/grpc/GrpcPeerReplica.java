@@ -86,7 +86,8 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
                 .setRead(ReadRequest.newBuilder().setKey(ReplicaProtoUtils.bytes(key)));
         return call(request, response -> {
             if (!response.hasRead()) {
-                throw new ReplicaUnavailableException(peer.peerId() + " answered a read with " + response.getResultCase());
+                throw new ReplicaUnavailableException(
+                        peer.peerId() + " answered a read with " + response.getResultCase());
             }
             return response.getRead().hasRecord() ? ReplicaProtoUtils.toRecord(response.getRead().getRecord()) : null;
         });
@@ -98,7 +99,8 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
                 .setKey(ReplicaProtoUtils.bytes(key)).setRecord(ReplicaProtoUtils.toRecordProto(record)));
         return call(request, response -> {
             if (!response.hasWrite()) {
-                throw new ReplicaUnavailableException(peer.peerId() + " answered a write with " + response.getResultCase());
+                throw new ReplicaUnavailableException(
+                        peer.peerId() + " answered a write with " + response.getResultCase());
             }
             return response.getWrite().getApplied();
         });
@@ -107,7 +109,8 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
     private <T> CompletableFuture<T> call(ReplicaRequest.Builder request, Function<ReplicaResponse, T> decode) {
         CompletableFuture<T> result = new CompletableFuture<>();
         if (peer.channel().getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
-            result.completeExceptionally(new ReplicaUnavailableException(Reason.UNREACHABLE, peer.peerId() + " is unreachable"));
+            result.completeExceptionally(
+                    new ReplicaUnavailableException(Reason.UNREACHABLE, peer.peerId() + " is unreachable"));
             return result;
         }
         if (!inFlight.tryAcquire()) {
@@ -304,7 +307,8 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
         return switch (error.getCode()) {
             case OVERLOADED -> new OverloadedException(peer.peerId() + " is overloaded: " + error.getMessage());
             case WRONG_CLUSTER -> new ReplicaUnavailableException(peer.peerId() + " refused us: " + error.getMessage());
-            case DEADLINE_PASSED -> new ReplicaUnavailableException(Reason.TIMED_OUT, peer.peerId() + " dropped an expired request");
+            case DEADLINE_PASSED ->
+                    new ReplicaUnavailableException(Reason.TIMED_OUT, peer.peerId() + " dropped an expired request");
             case INTERNAL, CODE_UNSPECIFIED, UNRECOGNIZED ->
                     new ReplicaUnavailableException(peer.peerId() + " failed: " + error.getMessage());
         };

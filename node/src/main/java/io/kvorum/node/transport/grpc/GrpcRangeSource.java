@@ -134,7 +134,8 @@ public final class GrpcRangeSource implements RangeSource {
             try {
                 entries = RangeProtoUtils.toEntries(message);
             } catch (IllegalArgumentException e) {
-                fail(new ReplicaUnavailableException(peer.peerId() + " sent a malformed range batch: " + e.getMessage()), true);
+                fail(new ReplicaUnavailableException(
+                        peer.peerId() + " sent a malformed range batch: " + e.getMessage()), true);
                 return;
             }
             CompletableFuture<List<Entry>> batch = takePending();
