@@ -8,19 +8,7 @@ import java.util.List;
  * The keys that one pair of nodes compares in a round: those whose first {@code replicationFactor}
  * replicas (SPEC §3) include both. Symmetric: both sides of a round compute the same set.
  */
-public final class RepairScope {
-
-    private final Placement placement;
-    private final int replicationFactor;
-    private final String nodeA;
-    private final String nodeB;
-
-    public RepairScope(Placement placement, int replicationFactor, String nodeA, String nodeB) {
-        this.placement = placement;
-        this.replicationFactor = replicationFactor;
-        this.nodeA = nodeA;
-        this.nodeB = nodeB;
-    }
+public record RepairScope(Placement placement, int replicationFactor, String nodeA, String nodeB) {
 
     /** Whether both nodes are among the key's first replicas. */
     public boolean covers(byte[] key) {
@@ -42,10 +30,6 @@ public final class RepairScope {
     /** The node of the pair that is not {@code nodeId}. */
     public String otherThan(String nodeId) {
         return nodeA.equals(nodeId) ? nodeB : nodeA;
-    }
-
-    public int replicationFactor() {
-        return replicationFactor;
     }
 
     @Override

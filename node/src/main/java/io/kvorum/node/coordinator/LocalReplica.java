@@ -5,24 +5,12 @@ import io.kvorum.node.storage.StorageService;
 import io.kvorum.node.time.HybridLogicalClock;
 import java.util.concurrent.CompletableFuture;
 
-/** This node's own storage as a {@link Replica}: served in-process, never through the network. */
-public final class LocalReplica implements Replica {
-
-    private final String nodeId;
-    private final StorageService storage;
-    private final HybridLogicalClock hlc;
-
-    /** @param hlc moves past the timestamp of every record written here, whoever coordinated it */
-    public LocalReplica(String nodeId, StorageService storage, HybridLogicalClock hlc) {
-        this.nodeId = nodeId;
-        this.storage = storage;
-        this.hlc = hlc;
-    }
-
-    @Override
-    public String nodeId() {
-        return nodeId;
-    }
+/**
+ * This node's own storage as a {@link Replica}: served in-process, never through the network.
+ *
+ * @param hlc moves past the timestamp of every record written here, whoever coordinated it
+ */
+public record LocalReplica(String nodeId, StorageService storage, HybridLogicalClock hlc) implements Replica {
 
     @Override
     public CompletableFuture<Record> read(byte[] key) {

@@ -24,32 +24,15 @@ import java.util.function.Supplier;
  * <p>Knows nothing of connections: {@link ConnectionHandler} decides when a request is routed and
  * how its answer is written. Stateless apart from what it calls into; one per gateway, shared by
  * every connection. {@link #route} does not block, and reads the request only before it returns.
+ *
+ * @param status the body of {@code GET /v0/status}
+ * @param repair runs {@code POST /v0/repair}; completes with the report whether or not every peer was
+ *               reached (200, or 504 naming those that were not)
  */
-final class RequestRouter {
+record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
+                     Supplier<NodeStatus> status, Supplier<CompletableFuture<RepairReport>> repair) {
 
     private static final String ENTITY_METHODS = "GET, PUT, DELETE";
-
-    private final Coordinator coordinator;
-    private final int clusterSize;
-    private final int replicationFactor;
-    private final Clock clock;
-    private final Supplier<NodeStatus> status;
-    private final Supplier<CompletableFuture<RepairReport>> repair;
-
-    /**
-     * @param status the body of {@code GET /v0/status}
-     * @param repair runs {@code POST /v0/repair}; completes with the report whether or not every peer was
-     *               reached (200, or 504 naming those that were not)
-     */
-    RequestRouter(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
-                  Supplier<NodeStatus> status, Supplier<CompletableFuture<RepairReport>> repair) {
-        this.coordinator = coordinator;
-        this.clusterSize = clusterSize;
-        this.replicationFactor = replicationFactor;
-        this.clock = clock;
-        this.status = status;
-        this.repair = repair;
-    }
 
     Answer route(FullHttpRequest request) {
         String uri = originForm(request.uri());

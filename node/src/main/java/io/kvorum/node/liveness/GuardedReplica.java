@@ -12,17 +12,7 @@ import java.util.concurrent.CompletableFuture;
  * connection means down, and a failed connection or a timeout makes {@link Heartbeats} probe the
  * peer now rather than at the next tick.
  */
-public final class GuardedReplica implements Replica {
-
-    private final Replica peer;
-    private final PeerLiveness liveness;
-    private final Heartbeats heartbeats;
-
-    public GuardedReplica(Replica peer, PeerLiveness liveness, Heartbeats heartbeats) {
-        this.peer = peer;
-        this.liveness = liveness;
-        this.heartbeats = heartbeats;
-    }
+public record GuardedReplica(Replica peer, PeerLiveness liveness, Heartbeats heartbeats) implements Replica {
 
     @Override
     public String nodeId() {

@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.NoSuchElementException;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.iq80.leveldb.DB;
@@ -160,10 +159,8 @@ public final class BucketIndex {
         byte[] end = bucketStart(to);
         byte[] start = after == null ? bucketStart(from) : indexKey(from, after);
         for (iterator.seek(start); iterator.hasNext(); ) {
-            Map.Entry<byte[], byte[]> e;
-            try {
-                e = iterator.next();
-            } catch (NoSuchElementException ignored) {
+            Map.Entry<byte[], byte[]> e = DbIterators.readOrEnd(iterator::next);
+            if (e == null) {
                 break;
             }
             byte[] k = e.getKey();

@@ -26,20 +26,10 @@ import org.slf4j.LoggerFactory;
  * <p>Cancellation: a pass stops early, between records, when its thread is interrupted (the node's
  * shutdown interrupts the maintenance executor and waits for it before closing storage).
  */
-public final class ExpiryPurger {
+public record ExpiryPurger(StorageService storage, Clock clock, long tombstoneGraceMillis) {
 
     private static final Logger log = LoggerFactory.getLogger(ExpiryPurger.class);
     private static final int SCAN_BATCH = 256;
-
-    private final StorageService storage;
-    private final Clock clock;
-    private final long tombstoneGraceMillis;
-
-    public ExpiryPurger(StorageService storage, Clock clock, long tombstoneGraceMillis) {
-        this.storage = storage;
-        this.clock = clock;
-        this.tombstoneGraceMillis = tombstoneGraceMillis;
-    }
 
     /**
      * One full pass, or less if the thread is interrupted; returns the number of records changed.

@@ -10,7 +10,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
@@ -289,10 +288,8 @@ public final class LevelDbStore implements AutoCloseable {
             List<Entry> out = new ArrayList<>(Math.min(maxEntries, 64));
             int bytes = 0;
             while (!closed && out.size() < maxEntries && bytes < maxBytes && iterator.hasNext()) {
-                Map.Entry<byte[], byte[]> e;
-                try {
-                    e = iterator.peekNext();
-                } catch (NoSuchElementException ignored) {
+                Map.Entry<byte[], byte[]> e = DbIterators.readOrEnd(iterator::peekNext);
+                if (e == null) {
                     break;
                 }
                 byte[] key = e.getKey();

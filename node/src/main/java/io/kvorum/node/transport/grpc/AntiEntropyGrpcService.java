@@ -14,8 +14,6 @@ import io.kvorum.proto.AntiEntropyGrpc;
 import io.kvorum.proto.RequestHeader;
 import io.kvorum.proto.SyncRequest;
 import io.kvorum.proto.SyncResponse;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The responder side of {@code AntiEntropy.Sync}: a package-private delegate that checks the
@@ -24,8 +22,6 @@ import org.slf4j.LoggerFactory;
  * requested only when the responder asks, and the responder is told when the stream is ready.
  */
 final class AntiEntropyGrpcService extends AntiEntropyGrpc.AntiEntropyImplBase {
-
-    private static final Logger log = LoggerFactory.getLogger(AntiEntropyGrpcService.class);
 
     private final AntiEntropyResponders antiEntropy;
 

@@ -22,6 +22,8 @@ import io.kvorum.proto.SyncRequest;
 import io.kvorum.proto.SyncResponse;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
 
 /**
  * Converts anti-entropy messages and failures between the core and the wire; the only place that
@@ -39,18 +41,11 @@ final class AntiEntropyProtoUtils {
             b.setOpen(SyncOpen.newBuilder().setReplicationFactor(open.replicationFactor())
                     .setFanoutBits(open.fanoutBits()).setDepth(open.depth()));
         } else if (message instanceof HashQuery query) {
-            SyncHashQuery.Builder q = SyncHashQuery.newBuilder().setLevel(query.level());
-            for (int i : query.indices()) {
-                q.addIndices(i);
-            }
-            b.setQuery(q);
+            b.setQuery(SyncHashQuery.newBuilder().setLevel(query.level())
+                    .addAllIndices(IntStream.of(query.indices()).boxed().toList()));
         } else if (message instanceof DifferingBuckets differing) {
-            SyncDifferingBuckets.Builder d = SyncDifferingBuckets.newBuilder()
-                    .setLast(differing.last());
-            for (int bucket : differing.buckets()) {
-                d.addBuckets(bucket);
-            }
-            b.setDiffering(d);
+            b.setDiffering(SyncDifferingBuckets.newBuilder().setLast(differing.last())
+                    .addAllBuckets(IntStream.of(differing.buckets()).boxed().toList()));
         } else if (message instanceof Records records) {
             b.setRecords(toBatch(records));
         } else if (message instanceof Done) {
@@ -65,11 +60,8 @@ final class AntiEntropyProtoUtils {
     static SyncResponse toResponse(AntiEntropyMessage message) {
         SyncResponse.Builder b = SyncResponse.newBuilder();
         if (message instanceof NodeHashes hashes) {
-            SyncNodeHashes.Builder h = SyncNodeHashes.newBuilder().setLevel(hashes.level());
-            for (long hash : hashes.hashes()) {
-                h.addHashes(hash);
-            }
-            b.setHashes(h);
+            b.setHashes(SyncNodeHashes.newBuilder().setLevel(hashes.level())
+                    .addAllHashes(LongStream.of(hashes.hashes()).boxed().toList()));
         } else if (message instanceof Records records) {
             b.setRecords(toBatch(records));
         } else if (message instanceof Done) {

@@ -1,7 +1,5 @@
 package io.kvorum.node.transport.grpc;
 
-import io.grpc.ConnectivityState;
-import io.grpc.ManagedChannel;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.kvorum.node.antientropy.AntiEntropyInitiator;
@@ -29,45 +27,34 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class GrpcAntiEntropyPeer implements AntiEntropyPeer {
 
-    private final String peerId;
-    private final String selfId;
-    private final String clusterId;
-    private final ManagedChannel channel;
+    private final PeerChannel peer;
     private final AntiEntropyGrpc.AntiEntropyStub stub;
     private final Duration roundDeadline;
     private final AtomicLong callIds = new AtomicLong();
 
-    public GrpcAntiEntropyPeer(String peerId, String selfId, String clusterId, ManagedChannel channel,
-                               Duration roundDeadline) {
-        this.peerId = peerId;
-        this.selfId = selfId;
-        this.clusterId = clusterId;
-        this.channel = channel;
-        this.stub = AntiEntropyGrpc.newStub(channel);
+    public GrpcAntiEntropyPeer(PeerChannel peer, Duration roundDeadline) {
+        this.peer = peer;
+        this.stub = AntiEntropyGrpc.newStub(peer.channel());
         this.roundDeadline = roundDeadline;
     }
 
     @Override
     public String nodeId() {
-        return peerId;
+        return peer.peerId();
     }
 
     @Override
     public void open(AntiEntropyInitiator round) {
-        if (channel.getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
-            channel.resetConnectBackoff(); // a peer that just came back is tried now, not after the backoff
-        }
-        RequestHeader header = RequestHeader.newBuilder()
-                .setClusterId(clusterId)
-                .setSender(selfId)
+        peer.connectNow(); // a peer that just came back is tried now, not after the backoff
+        RequestHeader header = peer.header(roundDeadline.toMillis())
                 .setCallId(callIds.incrementAndGet())
-                .setTimeoutMillis((int) Math.min(Integer.MAX_VALUE, roundDeadline.toMillis()))
                 .build();
         Call call = new Call(round, header);
         try {
             stub.withDeadlineAfter(roundDeadline.toMillis(), TimeUnit.MILLISECONDS).sync(call);
         } catch (RuntimeException e) {
-            round.onPeerFailed(new RepairException(Reason.UNREACHABLE, "cannot open a round with " + peerId + ": " + e, e));
+            round.onPeerFailed(new RepairException(Reason.UNREACHABLE,
+                    "cannot open a round with " + peer.peerId() + ": " + e, e));
             return;
         }
         round.start(call);
@@ -99,7 +86,7 @@ public final class GrpcAntiEntropyPeer implements AntiEntropyPeer {
             try {
                 message = AntiEntropyProtoUtils.fromResponse(response);
             } catch (IllegalArgumentException e) {
-                round.onPeerFailed(new RepairException(Reason.PROTOCOL, peerId + " sent a malformed message: "
+                round.onPeerFailed(new RepairException(Reason.PROTOCOL, peer.peerId() + " sent a malformed message: "
                         + e.getMessage()));
                 requests.cancel("malformed message", null);
                 return;
@@ -109,7 +96,7 @@ public final class GrpcAntiEntropyPeer implements AntiEntropyPeer {
 
         @Override
         public void onError(Throwable t) {
-            round.onPeerFailed(AntiEntropyProtoUtils.toRepairException(peerId, t));
+            round.onPeerFailed(AntiEntropyProtoUtils.toRepairException(peer.peerId(), t));
         }
 
         @Override

@@ -1,7 +1,6 @@
 package io.kvorum.node.transport.grpc;
 
 import io.grpc.ConnectivityState;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
@@ -10,7 +9,6 @@ import io.kvorum.node.liveness.PeerProbe;
 import io.kvorum.proto.LivenessGrpc;
 import io.kvorum.proto.PingRequest;
 import io.kvorum.proto.PingResponse;
-import io.kvorum.proto.RequestHeader;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -26,44 +24,24 @@ import java.util.concurrent.TimeUnit;
  * once. An announcement's deadline is twice the ping timeout, as the peer reaches back before it
  * answers.
  */
-final class GrpcPeerProbe implements PeerProbe {
-
-    private final String peerId;
-    private final String selfId;
-    private final String clusterId;
-    private final ManagedChannel channel;
-    private final LivenessGrpc.LivenessStub stub;
-    private final Duration timeout;
-
-    GrpcPeerProbe(String peerId, String selfId, String clusterId, ManagedChannel channel, Duration timeout) {
-        this.peerId = peerId;
-        this.selfId = selfId;
-        this.clusterId = clusterId;
-        this.channel = channel;
-        this.stub = LivenessGrpc.newStub(channel);
-        this.timeout = timeout;
-    }
+record GrpcPeerProbe(PeerChannel peer, Duration timeout) implements PeerProbe {
 
     @Override
     public String nodeId() {
-        return peerId;
+        return peer.peerId();
     }
 
     @Override
     public CompletableFuture<Void> ping(Kind kind) {
         long deadlineMillis = kind == Kind.ANNOUNCE ? 2 * timeout.toMillis() : timeout.toMillis();
-        LivenessGrpc.LivenessStub call = stub.withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS);
+        LivenessGrpc.LivenessStub call = LivenessGrpc.newStub(peer.channel())
+                .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS);
         if (kind == Kind.RECONNECT) {
-            if (channel.getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
-                channel.resetConnectBackoff();
-            }
+            peer.connectNow();
             call = call.withWaitForReady();
         }
         PingRequest request = PingRequest.newBuilder()
-                .setHeader(RequestHeader.newBuilder()
-                        .setClusterId(clusterId)
-                        .setSender(selfId)
-                        .setTimeoutMillis((int) deadlineMillis))
+                .setHeader(peer.header(deadlineMillis))
                 .setAnnounce(kind == Kind.ANNOUNCE)
                 .build();
         CompletableFuture<Void> answered = new CompletableFuture<>();
@@ -89,12 +67,12 @@ final class GrpcPeerProbe implements PeerProbe {
     private ReplicaUnavailableException failure(Status status) {
         Reason reason = switch (status.getCode()) {
             // Waiting for a connection that never came is a failed connection, not a slow peer.
-            case DEADLINE_EXCEEDED -> channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE
+            case DEADLINE_EXCEEDED -> peer.channel().getState(false) == ConnectivityState.TRANSIENT_FAILURE
                     ? Reason.UNREACHABLE : Reason.TIMED_OUT;
             case UNAVAILABLE, PERMISSION_DENIED -> Reason.UNREACHABLE;
             default -> Reason.FAILED;
         };
-        return new ReplicaUnavailableException(reason, peerId + " did not answer a ping: " + status.getCode()
+        return new ReplicaUnavailableException(reason, peer.peerId() + " did not answer a ping: " + status.getCode()
                 + (status.getDescription() != null ? " (" + status.getDescription() + ")" : ""));
     }
 }

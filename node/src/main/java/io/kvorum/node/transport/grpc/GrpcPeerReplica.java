@@ -1,7 +1,6 @@
 package io.kvorum.node.transport.grpc;
 
 import io.grpc.ConnectivityState;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
@@ -17,7 +16,6 @@ import io.kvorum.proto.ReplicaError;
 import io.kvorum.proto.ReplicaRequest;
 import io.kvorum.proto.ReplicaResponse;
 import io.kvorum.proto.ReplicationGrpc;
-import io.kvorum.proto.RequestHeader;
 import io.kvorum.proto.WriteRequest;
 import java.time.Duration;
 import java.util.Map;
@@ -52,10 +50,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(GrpcPeerReplica.class);
 
-    private final String peerId;
-    private final String selfId;
-    private final String clusterId;
-    private final ManagedChannel channel;
+    private final PeerChannel peer;
     private final ReplicationGrpc.ReplicationStub stub;
     private final RequestTimer timer;
     private final long timeoutNanos;
@@ -70,14 +65,10 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
      * @param maxInFlightBytes bytes of requests to this peer that may await an answer at once; with
      *                         the call bound, this caps what gRPC buffers when the peer is slow
      */
-    public GrpcPeerReplica(String peerId, String selfId, String clusterId, ManagedChannel channel,
-                           RequestTimer timer, Duration requestTimeout, int maxInFlight,
+    public GrpcPeerReplica(PeerChannel peer, RequestTimer timer, Duration requestTimeout, int maxInFlight,
                            long maxInFlightBytes) {
-        this.peerId = peerId;
-        this.selfId = selfId;
-        this.clusterId = clusterId;
-        this.channel = channel;
-        this.stub = ReplicationGrpc.newStub(channel);
+        this.peer = peer;
+        this.stub = ReplicationGrpc.newStub(peer.channel());
         this.timer = timer;
         this.timeoutNanos = requestTimeout.toNanos();
         this.inFlight = new Semaphore(maxInFlight);
@@ -86,7 +77,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
 
     @Override
     public String nodeId() {
-        return peerId;
+        return peer.peerId();
     }
 
     @Override
@@ -95,7 +86,8 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
                 .setRead(ReadRequest.newBuilder().setKey(ReplicaProtoUtils.bytes(key)));
         return call(request, response -> {
             if (!response.hasRead()) {
-                throw new ReplicaUnavailableException(peerId + " answered a read with " + response.getResultCase());
+                throw new ReplicaUnavailableException(
+                        peer.peerId() + " answered a read with " + response.getResultCase());
             }
             return response.getRead().hasRecord() ? ReplicaProtoUtils.toRecord(response.getRead().getRecord()) : null;
         });
@@ -107,7 +99,8 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
                 .setKey(ReplicaProtoUtils.bytes(key)).setRecord(ReplicaProtoUtils.toRecordProto(record)));
         return call(request, response -> {
             if (!response.hasWrite()) {
-                throw new ReplicaUnavailableException(peerId + " answered a write with " + response.getResultCase());
+                throw new ReplicaUnavailableException(
+                        peer.peerId() + " answered a write with " + response.getResultCase());
             }
             return response.getWrite().getApplied();
         });
@@ -115,26 +108,24 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
 
     private <T> CompletableFuture<T> call(ReplicaRequest.Builder request, Function<ReplicaResponse, T> decode) {
         CompletableFuture<T> result = new CompletableFuture<>();
-        if (channel.getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
-            result.completeExceptionally(new ReplicaUnavailableException(Reason.UNREACHABLE, peerId + " is unreachable"));
+        if (peer.channel().getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
+            result.completeExceptionally(
+                    new ReplicaUnavailableException(Reason.UNREACHABLE, peer.peerId() + " is unreachable"));
             return result;
         }
         if (!inFlight.tryAcquire()) {
-            result.completeExceptionally(new OverloadedException("too many requests in flight to " + peerId));
+            result.completeExceptionally(new OverloadedException("too many requests in flight to " + peer.peerId()));
             return result;
         }
         long callId = callIds.incrementAndGet();
         PendingCall pending = new PendingCall();
-        ReplicaRequest message = request.setHeader(RequestHeader.newBuilder()
-                .setClusterId(clusterId)
-                .setSender(selfId)
-                .setCallId(callId)
-                .setTimeoutMillis((int) Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(timeoutNanos))))
+        ReplicaRequest message = request
+                .setHeader(peer.header(TimeUnit.NANOSECONDS.toMillis(timeoutNanos)).setCallId(callId))
                 .build();
         int kib = (message.getSerializedSize() >> 10) + 1;
         if (!inFlightKiB.tryAcquire(kib)) {
             inFlight.release();
-            result.completeExceptionally(new OverloadedException("too many bytes in flight to " + peerId));
+            result.completeExceptionally(new OverloadedException("too many bytes in flight to " + peer.peerId()));
             return result;
         }
         pending.answer.whenComplete((response, error) -> {
@@ -163,7 +154,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
             } catch (RuntimeException e) {
                 s.pending.remove(callId);
                 pending.fail(new ReplicaUnavailableException(Reason.UNREACHABLE,
-                        "sending to " + peerId + " failed: " + e.getMessage()));
+                        "sending to " + peer.peerId() + " failed: " + e.getMessage()));
                 return result;
             }
             // The stream may have failed before this call joined it: with the channel's direct executor
@@ -171,14 +162,14 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
             // failAll() has then run already and never saw this call, and a message sent on a closed
             // stream is dropped silently, so fail the call here rather than at its timeout.
             if (s.broken && s.pending.remove(callId) != null) {
-                pending.fail(new ReplicaUnavailableException(s.failure, "stream to " + peerId + " failed"));
+                pending.fail(new ReplicaUnavailableException(s.failure, "stream to " + peer.peerId() + " failed"));
                 return result;
             }
         }
         pending.timeout = timer.schedule(() -> {
             if (s.pending.remove(callId) != null) {
                 pending.fail(new ReplicaUnavailableException(Reason.TIMED_OUT,
-                        peerId + " did not answer within the request timeout"));
+                        peer.peerId() + " did not answer within the request timeout"));
             }
         }, timeoutNanos, TimeUnit.NANOSECONDS);
         if (pending.answer.isDone()) {
@@ -198,7 +189,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
             session = null;
         }
         if (s != null) {
-            s.abandon(Reason.UNREACHABLE, "the stream to " + peerId + " was abandoned: the peer is down");
+            s.abandon(Reason.UNREACHABLE, "the stream to " + peer.peerId() + " was abandoned: the peer is down");
         }
     }
 
@@ -209,7 +200,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
      */
     @Override
     public void close() {
-        channel.shutdownNow();
+        peer.channel().shutdownNow();
         Session s;
         synchronized (streamLock) {
             s = session;
@@ -277,14 +268,14 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
                 };
                 broken = true;
             }
-            log.debug("replication stream to {} failed: {}", peerId, t.toString());
-            failAll("stream to " + peerId + " failed: " + t.getMessage());
+            log.debug("replication stream to {} failed: {}", peer.peerId(), t.toString());
+            failAll("stream to " + peer.peerId() + " failed: " + t.getMessage());
         }
 
         @Override
         public void onCompleted() {
             broken = true;
-            failAll("stream to " + peerId + " closed");
+            failAll("stream to " + peer.peerId() + " closed");
         }
 
         /** Ends this stream from our side: cancelled, with every call on it failed. */
@@ -296,7 +287,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
                 try {
                     r.cancel(why, null);
                 } catch (RuntimeException e) {
-                    log.debug("cancelling the stream to {} failed: {}", peerId, e.toString());
+                    log.debug("cancelling the stream to {} failed: {}", peer.peerId(), e.toString());
                 }
             }
             failAll(why);
@@ -314,11 +305,12 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
 
     private RuntimeException toException(ReplicaError error) {
         return switch (error.getCode()) {
-            case OVERLOADED -> new OverloadedException(peerId + " is overloaded: " + error.getMessage());
-            case WRONG_CLUSTER -> new ReplicaUnavailableException(peerId + " refused us: " + error.getMessage());
-            case DEADLINE_PASSED -> new ReplicaUnavailableException(Reason.TIMED_OUT, peerId + " dropped an expired request");
+            case OVERLOADED -> new OverloadedException(peer.peerId() + " is overloaded: " + error.getMessage());
+            case WRONG_CLUSTER -> new ReplicaUnavailableException(peer.peerId() + " refused us: " + error.getMessage());
+            case DEADLINE_PASSED ->
+                    new ReplicaUnavailableException(Reason.TIMED_OUT, peer.peerId() + " dropped an expired request");
             case INTERNAL, CODE_UNSPECIFIED, UNRECOGNIZED ->
-                    new ReplicaUnavailableException(peerId + " failed: " + error.getMessage());
+                    new ReplicaUnavailableException(peer.peerId() + " failed: " + error.getMessage());
         };
     }
 }

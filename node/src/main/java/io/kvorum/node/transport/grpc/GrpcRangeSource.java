@@ -1,6 +1,5 @@
 package io.kvorum.node.transport.grpc;
 
-import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
@@ -13,7 +12,6 @@ import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.proto.RangeScanBatch;
 import io.kvorum.proto.RangeScanGrpc;
 import io.kvorum.proto.RangeScanRequest;
-import io.kvorum.proto.RequestHeader;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CancellationException;
@@ -40,24 +38,19 @@ import java.util.concurrent.TimeUnit;
  */
 public final class GrpcRangeSource implements RangeSource {
 
-    private final String peerId;
-    private final String selfId;
-    private final String clusterId;
+    private final PeerChannel peer;
     private final RangeScanGrpc.RangeScanStub stub;
     private final ScheduledExecutorService timer;
     private final long timeoutNanos;
 
     /**
-     * @param channel        the peer's channel, shared with its replication stream
+     * @param peer           the peer and its channel, shared with its replication stream
      * @param timer          runs the per-message timers
      * @param requestTimeout how long to wait for each message
      */
-    public GrpcRangeSource(String peerId, String selfId, String clusterId, Channel channel,
-                           ScheduledExecutorService timer, Duration requestTimeout) {
-        this.peerId = peerId;
-        this.selfId = selfId;
-        this.clusterId = clusterId;
-        this.stub = RangeScanGrpc.newStub(channel);
+    public GrpcRangeSource(PeerChannel peer, ScheduledExecutorService timer, Duration requestTimeout) {
+        this.peer = peer;
+        this.stub = RangeScanGrpc.newStub(peer.channel());
         this.timer = timer;
         this.timeoutNanos = requestTimeout.toNanos();
     }
@@ -65,10 +58,7 @@ public final class GrpcRangeSource implements RangeSource {
     @Override
     public EntryStream open(byte[] start, byte[] end) {
         RangeScanRequest request = RangeProtoUtils.toRangeScanRequestProto(start, end)
-                .setHeader(RequestHeader.newBuilder()
-                        .setClusterId(clusterId)
-                        .setSender(selfId)
-                        .setTimeoutMillis((int) Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(timeoutNanos))))
+                .setHeader(peer.header(TimeUnit.NANOSECONDS.toMillis(timeoutNanos)))
                 .build();
         return new Stream(request);
     }
@@ -144,7 +134,8 @@ public final class GrpcRangeSource implements RangeSource {
             try {
                 entries = RangeProtoUtils.toEntries(message);
             } catch (IllegalArgumentException e) {
-                fail(new ReplicaUnavailableException(peerId + " sent a malformed range batch: " + e.getMessage()), true);
+                fail(new ReplicaUnavailableException(
+                        peer.peerId() + " sent a malformed range batch: " + e.getMessage()), true);
                 return;
             }
             CompletableFuture<List<Entry>> batch = takePending();
@@ -157,9 +148,9 @@ public final class GrpcRangeSource implements RangeSource {
         public void onError(Throwable t) {
             Status status = Status.fromThrowable(t);
             fail(switch (status.getCode()) {
-                case RESOURCE_EXHAUSTED -> new OverloadedException(peerId + " is overloaded: "
+                case RESOURCE_EXHAUSTED -> new OverloadedException(peer.peerId() + " is overloaded: "
                         + status.getDescription());
-                default -> new ReplicaUnavailableException(peerId + " failed the range scan: " + status.getCode()
+                default -> new ReplicaUnavailableException(peer.peerId() + " failed the range scan: " + status.getCode()
                         + (status.getDescription() != null ? " " + status.getDescription() : ""));
             }, false);
         }
@@ -182,7 +173,7 @@ public final class GrpcRangeSource implements RangeSource {
                     return; // it arrived in time
                 }
             }
-            fail(new ReplicaUnavailableException(peerId + " sent no range batch within "
+            fail(new ReplicaUnavailableException(peer.peerId() + " sent no range batch within "
                     + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms"), true);
         }
 

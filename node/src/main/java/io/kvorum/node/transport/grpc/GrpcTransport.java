@@ -85,13 +85,12 @@ public final class GrpcTransport implements PeerTransport {
                     .keepAliveTimeout(5, TimeUnit.SECONDS)
                     .build();
             channel.getState(true); // connect now, not on the first request
-            peers.add(new GrpcPeerReplica(m.id(), selfId, clusterId, channel, deadlines, config.requestTimeout(),
+            PeerChannel peer = new PeerChannel(m.id(), selfId, clusterId, channel);
+            peers.add(new GrpcPeerReplica(peer, deadlines, config.requestTimeout(),
                     tuning.maxInFlightPerPeer(), Math.max(tuning.maxInFlightBytesPerPeer(), 4L * maxMessage)));
-            peerRanges.put(m.id(), new GrpcRangeSource(m.id(), selfId, clusterId, channel, scheduler,
-                    config.requestTimeout()));
-            antiEntropyPeers.add(new GrpcAntiEntropyPeer(m.id(), selfId, clusterId, channel,
-                    tuning.antiEntropyRoundDeadline()));
-            probes.add(new GrpcPeerProbe(m.id(), selfId, clusterId, channel, tuning.pingTimeout()));
+            peerRanges.put(m.id(), new GrpcRangeSource(peer, scheduler, config.requestTimeout()));
+            antiEntropyPeers.add(new GrpcAntiEntropyPeer(peer, tuning.antiEntropyRoundDeadline()));
+            probes.add(new GrpcPeerProbe(peer, tuning.pingTimeout()));
         }
     }
 

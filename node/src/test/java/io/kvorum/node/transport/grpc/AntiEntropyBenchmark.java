@@ -66,7 +66,7 @@ public final class AntiEntropyBenchmark {
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext()
                     .directExecutor().build();
             try {
-                a.service.start(List.of(new GrpcAntiEntropyPeer("n2", "n1", CLUSTER, channel, Duration.ofHours(1))));
+                a.service.start(List.of(new GrpcAntiEntropyPeer(new PeerChannel("n2", "n1", CLUSTER, channel), Duration.ofHours(1))));
                 round(a, "identical replicas, first round (computes the trees)");
                 round(a, "identical replicas, trees up to date");
                 int changed = diverge(a, b, keys);

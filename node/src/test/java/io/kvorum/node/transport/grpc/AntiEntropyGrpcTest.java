@@ -76,7 +76,7 @@ class AntiEntropyGrpcTest {
         ManagedChannel channel = InProcessChannelBuilder.forName(CLUSTER + "-" + target).directExecutor()
                 .maxInboundMessageSize(MAX_MESSAGE_BYTES).build();
         resources.add(channel::shutdownNow);
-        return new GrpcAntiEntropyPeer(target, "n1", cluster, channel, Duration.ofSeconds(60));
+        return new GrpcAntiEntropyPeer(new PeerChannel(target, "n1", cluster, channel), Duration.ofSeconds(60));
     }
 
     private RepairReport repairFromN1(AntiEntropyPeer... peers) {

@@ -72,7 +72,7 @@ class GrpcPeerReplicaTest {
     }
 
     private GrpcPeerReplica peer(Duration timeout, int maxCalls, long maxBytes) {
-        return new GrpcPeerReplica("n2", "n1", "cluster", channel, RequestTimer.of(timer), timeout, maxCalls, maxBytes);
+        return new GrpcPeerReplica(new PeerChannel("n2", "n1", "cluster", channel), RequestTimer.of(timer), timeout, maxCalls, maxBytes);
     }
 
     private static Record value(int bytes) {

@@ -90,7 +90,7 @@ class GrpcRangeTest {
     }
 
     private GrpcRangeSource client(ManagedChannel channel, String clusterId, Duration timeout) {
-        return new GrpcRangeSource("n2", "n1", clusterId, channel, timer, timeout);
+        return new GrpcRangeSource(new PeerChannel("n2", "n1", clusterId, channel), timer, timeout);
     }
 
     private static Entry entry(String key, Record record) {
