@@ -234,8 +234,9 @@ public final class KvorumNode implements AutoCloseable {
             if (!Files.isWritable(config.dataDir())) {
                 throw new StartupException("data dir " + where + " is not writable");
             }
+            // The bucket index serves anti-entropy only, which a single node does not run.
             LevelDbStore store = LevelDbStore.open(config.dataDir().resolve("records"), config.fsync(),
-                    config.tuning().storageCacheBytes());
+                    config.tuning().storageCacheBytes(), config.topology().size() > 1);
             return new StorageService(store, config.storageReaders(), config.storageQueue());
         } catch (AccessDeniedException e) {
             throw new StartupException("data dir " + where + " is not writable (access denied: " + e.getFile() + ")");

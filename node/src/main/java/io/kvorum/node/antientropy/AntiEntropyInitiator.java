@@ -69,7 +69,7 @@ public final class AntiEntropyInitiator extends AntiEntropySession {
             }
             tree.whenComplete((local, error) -> inSession(() -> {
                 if (error != null) {
-                    throw asRepairException(error);
+                    throw RepairException.of(error);
                 }
                 descent.onHashes(local, hashes.level(), hashes.hashes());
                 HashQuery next = descent.nextQuery();

@@ -50,7 +50,7 @@ public final class AntiEntropyResponder extends AntiEntropySession {
             answered = true;
             tree.whenComplete((local, error) -> inSession(() -> {
                 if (error != null) {
-                    throw asRepairException(error);
+                    throw RepairException.of(error);
                 }
                 int[] indices = query.indices();
                 long[] hashes = new long[indices.length];

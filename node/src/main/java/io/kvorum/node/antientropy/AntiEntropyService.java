@@ -194,7 +194,7 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
                     lastRounds.put(peer.nodeId(), new AntiEntropyState.LastRound(now, true,
                             stats.recordsSent() + stats.recordsReceived(), stats.durationMs(), null));
                 } else {
-                    String failure = AntiEntropySession.asRepairException(error).getMessage();
+                    String failure = RepairException.of(error).getMessage();
                     failed.put(peer.nodeId(), failure);
                     lastRounds.put(peer.nodeId(), new AntiEntropyState.LastRound(now, false, 0, 0, failure));
                 }
@@ -273,14 +273,16 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
     /** Stops the periodic runs and cancels the rounds in progress, initiated or served. Idempotent. */
     @Override
     public void close() {
+        ScheduledFuture<?> tick;
         synchronized (this) {
             if (closed) {
                 return;
             }
             closed = true;
-            if (nextTick != null) {
-                nextTick.cancel(false);
-            }
+            tick = nextTick;
+        }
+        if (tick != null) {
+            tick.cancel(false);
         }
         sessions.forEach(s -> s.cancel("the node is shutting down"));
         try {

@@ -1,12 +1,10 @@
 package io.kvorum.node.antientropy;
 
-import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.antientropy.AntiEntropyMessage.Done;
 import io.kvorum.node.antientropy.AntiEntropyMessage.Records;
 import io.kvorum.node.antientropy.RepairException.Reason;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
-import io.kvorum.node.util.Failures;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -183,7 +181,7 @@ public abstract class AntiEntropySession {
             try {
                 event.run();
             } catch (RuntimeException e) {
-                end(asRepairException(e), true);
+                end(RepairException.of(e), true);
             }
         });
     }
@@ -223,7 +221,7 @@ public abstract class AntiEntropySession {
         outgoingSource.next().whenComplete((batch, error) -> inSession(() -> {
             fetching = false;
             if (error != null) {
-                throw asRepairException(error);
+                throw RepairException.of(error);
             }
             if (batch.isEmpty()) {
                 sourceEnded = true;
@@ -279,7 +277,7 @@ public abstract class AntiEntropySession {
         storage.apply(entries).whenComplete((applied, error) -> inSession(() -> {
             applying = false;
             if (error != null) {
-                throw asRepairException(error);
+                throw RepairException.of(error);
             }
             received();
             maybeFinish();
@@ -336,19 +334,5 @@ public abstract class AntiEntropySession {
         if (tree != null) {
             tree.cancel(false); // stops a scan still in progress; nothing once the tree is built
         }
-    }
-
-    static RepairException asRepairException(Throwable error) {
-        Throwable t = Failures.unwrap(error);
-        if (t instanceof RepairException r) {
-            return r;
-        }
-        if (t instanceof OverloadedException) {
-            return new RepairException(Reason.OVERLOADED, t.getMessage(), t);
-        }
-        if (t instanceof IllegalArgumentException) {
-            return new RepairException(Reason.PROTOCOL, t.getMessage(), t);
-        }
-        return new RepairException(Reason.INTERNAL, String.valueOf(t), t);
     }
 }

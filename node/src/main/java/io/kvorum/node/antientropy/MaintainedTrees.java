@@ -7,6 +7,7 @@ import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.storage.BucketIndex;
 import io.kvorum.node.storage.LevelDbStore;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -125,42 +126,55 @@ final class MaintainedTrees {
         return sealed[s];
     }
 
-    /** Recomputes every dirty leaf from the index, 64 neighbouring leaves at a time. On the reader thread. */
+    /**
+     * Recomputes every dirty leaf from the index, through one snapshot of it taken after every
+     * dirty bit was cleared (see the class comment), so both sides of a round see their stores as
+     * of about the moment the round asked. On the reader thread.
+     */
     void refresh() {
-        for (int w = 0; w < dirty.length(); w++) {
-            long bits = dirty.getAndSet(w, 0); // before the read below: see the class comment
-            if (bits != 0) {
-                recompute(w, bits);
+        long[] taken = new long[dirty.length()];
+        List<Integer> ranges = new ArrayList<>();
+        for (int w = 0; w < taken.length; w++) {
+            taken[w] = dirty.getAndSet(w, 0);
+            if (taken[w] != 0) {
+                forget(w, taken[w]);
+                ranges.add(w); // 64 neighbouring leaves
             }
+        }
+        if (!ranges.isEmpty()) {
+            int[] bounds = new int[ranges.size() * 2];
+            for (int i = 0; i < ranges.size(); i++) {
+                int firstLeaf = ranges.get(i) * 64;
+                bounds[2 * i] = firstLeaf << shift;
+                bounds[2 * i + 1] = Math.min(firstLeaf + 64, leafCount()) << shift;
+            }
+            int[] scanned = {0};
+            store.forEachIndexed(bounds, null, e -> {
+                int leaf = e.bucket() >>> shift;
+                if ((taken[leaf >>> 6] & (1L << (leaf & 63))) != 0) {
+                    add(leaf, e);
+                }
+                if (++scanned[0] == 4096) {
+                    indexPace.acquire(scanned[0]);
+                    scanned[0] = 0;
+                }
+                return true;
+            });
+            Arrays.fill(sealed, null);
         }
         built = true;
         lastRefreshMillis = System.currentTimeMillis();
     }
 
-    private void recompute(int word, long bits) {
-        int firstLeaf = word * 64;
+    /** Zeroes the dirty leaves of one word before they are summed again. */
+    private void forget(int word, long bits) {
         for (long b = bits; b != 0; b &= b - 1) {
-            int leaf = firstLeaf + Long.numberOfTrailingZeros(b);
+            int leaf = word * 64 + Long.numberOfTrailingZeros(b);
             for (int s = 0; s < leaves.length; s++) {
                 records[s] -= counts[s][leaf];
                 counts[s][leaf] = 0;
                 leaves[s][leaf] = 0;
             }
-        }
-        for (int s = 0; s < sealed.length; s++) {
-            sealed[s] = null;
-        }
-        int[] scanned = {0};
-        store.forEachIndexed(firstLeaf << shift, Math.min(firstLeaf + 64, leafCount()) << shift, null, e -> {
-            scanned[0]++;
-            int leaf = e.bucket() >>> shift;
-            if ((bits & (1L << (leaf - firstLeaf))) != 0) {
-                add(leaf, e);
-            }
-            return true;
-        });
-        if (scanned[0] > 0) {
-            indexPace.acquire(scanned[0]);
         }
     }
 

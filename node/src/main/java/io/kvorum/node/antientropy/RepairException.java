@@ -1,5 +1,8 @@
 package io.kvorum.node.antientropy;
 
+import io.kvorum.node.error.OverloadedException;
+import io.kvorum.node.util.Failures;
+
 /**
  * Why an anti-entropy round failed, as a {@link Reason} that each transport maps to its own error
  * codes in one switch, plus a message for the operator.
@@ -37,5 +40,24 @@ public final class RepairException extends RuntimeException {
 
     public Reason reason() {
         return reason;
+    }
+
+    /**
+     * What a failure of a round's storage or stream means for the round: itself if it is a
+     * RepairException (after unwrapping futures' wrappers), OVERLOADED for storage that refused,
+     * PROTOCOL for a malformed message, INTERNAL for anything else.
+     */
+    public static RepairException of(Throwable error) {
+        Throwable t = Failures.unwrap(error);
+        if (t instanceof RepairException r) {
+            return r;
+        }
+        if (t instanceof OverloadedException) {
+            return new RepairException(Reason.OVERLOADED, t.getMessage(), t);
+        }
+        if (t instanceof IllegalArgumentException) {
+            return new RepairException(Reason.PROTOCOL, t.getMessage(), t);
+        }
+        return new RepairException(Reason.INTERNAL, String.valueOf(t), t);
     }
 }

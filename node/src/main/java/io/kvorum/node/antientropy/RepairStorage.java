@@ -133,7 +133,7 @@ public final class RepairStorage implements AutoCloseable {
         MerkleTree tree = new MerkleTree(fanoutBits, depth);
         int shift = BucketIndex.BUCKET_BITS - fanoutBits * depth;
         int[] scanned = {0};
-        storage.store().forEachIndexed(0, 1 << BucketIndex.BUCKET_BITS, null, e -> {
+        storage.store().forEachIndexed(new int[] {0, 1 << BucketIndex.BUCKET_BITS}, null, e -> {
             if (scope.covers(e.key())) {
                 tree.addHash(e.bucket() >>> shift, e.recordHash());
             }
@@ -219,7 +219,7 @@ public final class RepairStorage implements AutoCloseable {
             long[] bytes = {0};
             while (!closed && leaf >= 0 && batch.size() < SCAN_ENTRIES && bytes[0] < SCAN_BYTES) {
                 boolean[] full = {false};
-                storage.store().forEachIndexed(resumeBucket, (leaf + 1) << shift, resumeAfter, e -> {
+                storage.store().forEachIndexed(new int[] {resumeBucket, (leaf + 1) << shift}, resumeAfter, e -> {
                     resumeBucket = e.bucket();
                     resumeAfter = e.key();
                     if (scope.covers(e.key())) {

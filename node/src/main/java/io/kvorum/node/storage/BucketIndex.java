@@ -4,9 +4,11 @@ import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.iq80.leveldb.DB;
@@ -42,6 +44,9 @@ public final class BucketIndex {
     private static final byte[] COMPLETE_MARKER = {(byte) 0xFF, 0x00};
     private static final byte[] FORMAT = "1".getBytes(StandardCharsets.US_ASCII);
     private static final int HEADER = 5;
+    /** Node ids seen as writers; a peer could send any, so the memory of them is bounded. */
+    private static final int MAX_REMEMBERED_WRITERS = 1024;
+    private static final Map<String, Long> WRITER_HASHES = new ConcurrentHashMap<>();
 
     private BucketIndex() {
     }
@@ -68,9 +73,25 @@ public final class BucketIndex {
     /** {@link #recordHash(byte[], Record)} of a key whose {@link #keyHash} is known. */
     public static long recordHash(long keyHash, Record record) {
         long h = mix(keyHash ^ record.timestamp());
-        h = mix(h ^ keyHash(record.writer().getBytes(StandardCharsets.UTF_8)));
+        h = mix(h ^ writerHash(record.writer()));
         h = mix(h ^ (record.tombstone() ? 0x5bd1e995L : 0x1b873593L));
         return mix(h ^ record.expiresAtMillis());
+    }
+
+    /**
+     * {@link #keyHash} of a writer id's UTF-8 bytes, remembered for the few ids a cluster has, so
+     * that indexing a put neither encodes nor hashes the same id again.
+     */
+    private static long writerHash(String writer) {
+        Long known = WRITER_HASHES.get(writer);
+        if (known != null) {
+            return known;
+        }
+        long h = keyHash(writer.getBytes(StandardCharsets.UTF_8));
+        if (WRITER_HASHES.size() < MAX_REMEMBERED_WRITERS) {
+            WRITER_HASHES.put(writer, h);
+        }
+        return h;
     }
 
     /**
@@ -93,24 +114,58 @@ public final class BucketIndex {
         return z ^ (z >>> 31);
     }
 
-    /** Adds to {@code batch} the index entry of {@code record} stored under {@code key}. */
-    static void put(WriteBatch batch, byte[] key, Record record) {
+    /** Adds to {@code batch} the index entry of {@code record} stored under {@code key}; returns its bucket. */
+    static int put(WriteBatch batch, byte[] key, Record record) {
         long keyHash = keyHash(key);
-        batch.put(indexKey((int) (keyHash >>> (64 - BUCKET_BITS)), key), longBytes(recordHash(keyHash, record)));
+        int bucket = (int) (keyHash >>> (64 - BUCKET_BITS));
+        batch.put(indexKey(bucket, key), longBytes(recordHash(keyHash, record)));
+        return bucket;
     }
 
-    /** Adds to {@code batch} the removal of the index entry of {@code key}. */
-    static void delete(WriteBatch batch, byte[] key) {
-        batch.delete(indexKey(bucketOf(key), key));
+    /** {@link #put} of {@code replacement}, or the removal of the key's entry when it is null; returns the bucket. */
+    static int replace(WriteBatch batch, byte[] key, Record replacement) {
+        if (replacement != null) {
+            return put(batch, key, replacement);
+        }
+        int bucket = bucketOf(key);
+        batch.delete(indexKey(bucket, key));
+        return bucket;
     }
 
-    /** Whether the index of {@code db} is complete (false: build it with {@link #build}). */
+    /** Whether the index of {@code db} is complete (false: build it with {@link #rebuild}). */
     static boolean isComplete(DB db) {
         return db.get(COMPLETE_MARKER) != null;
     }
 
-    /** Indexes every record that {@code records} gives (a batch at a time, empty at the end), then marks the index complete. */
-    static void build(DB db, Supplier<List<Entry>> records) {
+    /** Marks the index of {@code db} incomplete: the database is about to change without it. */
+    static void markIncomplete(DB db) {
+        if (isComplete(db)) {
+            db.delete(COMPLETE_MARKER);
+        }
+    }
+
+    /**
+     * Deletes every index entry, then indexes every record that {@code records} gives (a batch at
+     * a time, empty at the end), then marks the index complete. Entries left from an earlier
+     * indexed life of the store may describe records deleted since, hence the clean start.
+     */
+    static void rebuild(DB db, Supplier<List<Entry>> records) {
+        try (DBIterator iterator = db.iterator()) {
+            iterator.seek(bucketStart(0));
+            byte[] end = bucketStart(1 << BUCKET_BITS);
+            List<byte[]> stale = new ArrayList<>();
+            for (Map.Entry<byte[], byte[]> e; iterator.hasNext()
+                    && (e = DbIterators.readOrEnd(iterator::next)) != null
+                    && Arrays.compareUnsigned(e.getKey(), end) < 0; ) {
+                stale.add(e.getKey());
+                if (stale.size() == 4096) {
+                    deleteAll(db, stale);
+                }
+            }
+            deleteAll(db, stale);
+        } catch (IOException e) {
+            throw new StorageException("clearing the index failed", e);
+        }
         List<Entry> chunk;
         while (!(chunk = records.get()).isEmpty()) {
             try (WriteBatch batch = db.createWriteBatch()) {
@@ -123,6 +178,16 @@ public final class BucketIndex {
             }
         }
         db.put(COMPLETE_MARKER, FORMAT);
+    }
+
+    private static void deleteAll(DB db, List<byte[]> keys) {
+        try (WriteBatch batch = db.createWriteBatch()) {
+            keys.forEach(batch::delete);
+            db.write(batch);
+        } catch (IOException e) {
+            throw new StorageException("clearing the index failed", e);
+        }
+        keys.clear();
     }
 
     static byte[] indexKey(int bucket, byte[] key) {

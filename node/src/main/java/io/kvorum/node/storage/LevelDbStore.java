@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -52,44 +53,48 @@ public final class LevelDbStore implements AutoCloseable {
     private final Set<Cursor> openCursors = ConcurrentHashMap.newKeySet();
     private boolean closed; // guarded by closeLock
     private StoredTimestampCeiling newestStored; // set once by open(), then the writer thread's
+    private final boolean indexed;
     private volatile IntConsumer changedBuckets = bucket -> { };
 
-    private LevelDbStore(DB db, boolean fsync) {
+    private LevelDbStore(DB db, boolean fsync, boolean indexed) {
         this.db = db;
         this.writeOptions = new WriteOptions().sync(fsync);
+        this.indexed = indexed;
     }
 
-    /** Opens (creating if needed) the database in {@code dir}. */
+    /** Opens (creating if needed) the database in {@code dir}, with its {@link BucketIndex}. */
     public static LevelDbStore open(Path dir, boolean fsync, long cacheBytes) throws IOException {
-        LevelDbStore store = new LevelDbStore(LevelDbOpener.open(dir, cacheBytes, 16 << 20), fsync);
+        return open(dir, fsync, cacheBytes, true);
+    }
+
+    /**
+     * Opens (creating if needed) the database in {@code dir}.
+     *
+     * @param indexed whether to keep the {@link BucketIndex} (anti-entropy's; a single-node
+     *                cluster has no use for it and saves its cost on every write). A store opened
+     *                without it loses its mark of completeness, so that the next indexed open
+     *                builds the index again from the records.
+     */
+    public static LevelDbStore open(Path dir, boolean fsync, long cacheBytes, boolean indexed) throws IOException {
+        LevelDbStore store = new LevelDbStore(LevelDbOpener.open(dir, cacheBytes, 16 << 20), fsync, indexed);
         try {
-            if (!BucketIndex.isComplete(store.db)) {
+            if (!indexed) {
+                BucketIndex.markIncomplete(store.db);
+            } else if (!BucketIndex.isComplete(store.db)) {
                 try (Cursor records = store.cursor(new byte[0], null)) {
-                    BucketIndex.build(store.db, () -> records.next(4096, 4 << 20));
+                    BucketIndex.rebuild(store.db, () -> records.next(4096, 4 << 20));
                 }
             }
-            store.newestStored = StoredTimestampCeiling.open(dir, store::scanNewestTimestamp);
+            store.newestStored = StoredTimestampCeiling.open(dir, () -> {
+                try (Cursor records = store.cursor(new byte[0], null)) {
+                    return StoredTimestampCeiling.newest(() -> records.next(4096, 4 << 20));
+                }
+            });
         } catch (IOException | RuntimeException e) {
             store.close();
             throw e;
         }
         return store;
-    }
-
-    /** The largest timestamp (unsigned) of any stored record; 0 for an empty store. Reads everything. */
-    private long scanNewestTimestamp() {
-        long newest = 0;
-        try (Cursor cursor = cursor(new byte[0], null)) {
-            List<Entry> batch;
-            while (!(batch = cursor.next(4096, 4 << 20)).isEmpty()) {
-                for (Entry e : batch) {
-                    if (Long.compareUnsigned(e.record().timestamp(), newest) > 0) {
-                        newest = e.record().timestamp();
-                    }
-                }
-            }
-        }
-        return newest;
     }
 
     /**
@@ -102,15 +107,25 @@ public final class LevelDbStore implements AutoCloseable {
 
     /**
      * Calls {@code action} with the {@link BucketIndex} entries of buckets {@code from <= bucket < to}
-     * in bucket then key order, after key {@code after} of bucket {@code from} (null: from its
-     * start), until it returns false; all from one consistent snapshot taken when the call starts.
+     * for each pair of {@code bounds} (ascending {@code from, to} pairs), in bucket then key order,
+     * starting after key {@code after} of the first range's first bucket (null: at its start); a
+     * range ends early when {@code action} returns false. All from one snapshot taken at the call.
      */
-    public void forEachIndexed(int from, int to, byte[] after, Predicate<BucketIndex.IndexEntry> action) {
+    public void forEachIndexed(int[] bounds, byte[] after, Predicate<BucketIndex.IndexEntry> action) {
+        withIterator(iterator -> {
+            for (int i = 0; i + 1 < bounds.length; i += 2) {
+                BucketIndex.forEach(iterator, bounds[i], bounds[i + 1], i == 0 ? after : null, action);
+            }
+        });
+    }
+
+    /** Runs {@code scan} over a fresh iterator (one snapshot), closed afterwards. */
+    private void withIterator(Consumer<DBIterator> scan) {
         closeLock.readLock().lock();
         try {
             checkOpen("an index scan");
             try (DBIterator iterator = db.iterator()) {
-                BucketIndex.forEach(iterator, from, to, after, action);
+                scan.accept(iterator);
             }
         } catch (IOException e) {
             throw new StorageException("closing an index iterator failed", e);
@@ -151,6 +166,7 @@ public final class LevelDbStore implements AutoCloseable {
      */
     boolean[] apply(List<? extends Mutation> mutations) {
         boolean[] applied = new boolean[mutations.size()];
+        int[] buckets = new int[mutations.size()];
         // Later mutations of the same key in this batch must see the earlier ones.
         Map<ByteKey, Record> pending = new HashMap<>();
         long batchNewest = 0;
@@ -169,7 +185,7 @@ public final class LevelDbStore implements AutoCloseable {
                             : newestStored.isAboveAllStored(timestamp) ? null : get(m.key());
                     if (put.record().isNewerThan(current)) {
                         batch.put(m.key(), RecordCodec.encode(put.record()));
-                        BucketIndex.put(batch, m.key(), put.record());
+                        buckets[i] = indexed ? BucketIndex.put(batch, m.key(), put.record()) : -1;
                         pending.put(key, put.record());
                         applied[i] = true;
                         if (Long.compareUnsigned(timestamp, batchNewest) > 0) {
@@ -182,11 +198,10 @@ public final class LevelDbStore implements AutoCloseable {
                     if (current != null && current.equals(purge.expected())) {
                         if (purge.replacement() == null) {
                             batch.delete(m.key());
-                            BucketIndex.delete(batch, m.key());
                         } else {
                             batch.put(m.key(), RecordCodec.encode(purge.replacement()));
-                            BucketIndex.put(batch, m.key(), purge.replacement());
                         }
+                        buckets[i] = indexed ? BucketIndex.replace(batch, m.key(), purge.replacement()) : -1;
                         pending.put(key, purge.replacement());
                         applied[i] = true;
                     }
@@ -205,8 +220,8 @@ public final class LevelDbStore implements AutoCloseable {
         }
         IntConsumer listener = changedBuckets;
         for (int i = 0; i < applied.length; i++) {
-            if (applied[i]) {
-                listener.accept(BucketIndex.bucketOf(mutations.get(i).key()));
+            if (applied[i] && buckets[i] >= 0) {
+                listener.accept(buckets[i]);
             }
         }
         return applied;

@@ -1,5 +1,6 @@
 package io.kvorum.node.storage;
 
+import io.kvorum.node.model.Entry;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -8,7 +9,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,6 +69,19 @@ final class StoredTimestampCeiling {
         StoredTimestampCeiling bound = new StoredTimestampCeiling(file, newest, 0);
         bound.persist(newest);
         return bound;
+    }
+
+    /** The largest timestamp (unsigned) of the records {@code batches} gives (empty at the end); 0 for none. */
+    static long newest(Supplier<List<Entry>> batches) {
+        long newest = 0;
+        for (List<Entry> batch = batches.get(); !batch.isEmpty(); batch = batches.get()) {
+            for (Entry e : batch) {
+                if (Long.compareUnsigned(e.record().timestamp(), newest) > 0) {
+                    newest = e.record().timestamp();
+                }
+            }
+        }
+        return newest;
     }
 
     /** Every stored record's timestamp is at most this (unsigned). */

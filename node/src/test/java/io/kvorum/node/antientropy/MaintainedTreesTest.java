@@ -59,6 +59,22 @@ class MaintainedTreesTest {
         }
     }
 
+    /** A node that ran alone (no index kept) and then joins peers gets an index true to its records. */
+    @Test
+    void aStoreThatChangedWithoutItsIndexGetsItRebuiltWhenOpenedWithIt() throws Exception {
+        Random random = new Random(11);
+        try (StorageService storage = open(dir)) {
+            applyRandomChanges(storage, random, 300);
+        }
+        try (StorageService storage = new StorageService(LevelDbStore.open(dir, false, 8 << 20, false), 1, 4096)) {
+            applyRandomChanges(storage, random, 300); // overwrites and purges the index does not see
+        }
+        try (StorageService storage = open(dir)) {
+            MaintainedTrees trees = new MaintainedTrees(storage.store(), "n1", TOPOLOGY, 3, FANOUT_BITS, DEPTH, 1e9);
+            assertEqualsFromScratch(trees, storage, 3);
+        }
+    }
+
     @Test
     void aScopeWithNoChangeSinceTheLastRoundIsTheSameSealedTree() throws Exception {
         try (StorageService storage = open(dir)) {

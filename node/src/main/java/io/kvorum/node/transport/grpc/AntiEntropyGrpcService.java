@@ -31,14 +31,7 @@ final class AntiEntropyGrpcService extends AntiEntropyGrpc.AntiEntropyImplBase {
 
     @Override
     public StreamObserver<SyncRequest> sync(StreamObserver<SyncResponse> responses) {
-        ServerCallStreamObserver<SyncResponse> out = (ServerCallStreamObserver<SyncResponse>) responses;
-        ServedRound round = new ServedRound(out);
-        // Handlers may only be set now, before the stream observer is returned.
-        out.disableAutoRequest();
-        out.setOnReadyHandler(round::onReady);
-        out.setOnCancelHandler(round::onCancel);
-        out.request(1);
-        return round;
+        return new ServedRound((ServerCallStreamObserver<SyncResponse>) responses);
     }
 
     /** One served round: the inbound observer and, for the responder, the outbound stream. */
@@ -47,8 +40,13 @@ final class AntiEntropyGrpcService extends AntiEntropyGrpc.AntiEntropyImplBase {
         private volatile AntiEntropyResponder responder;
         private volatile boolean ended;
 
+        /** Takes over flow control of the stream; gRPC allows that only before the observer is returned. */
         ServedRound(ServerCallStreamObserver<SyncResponse> out) {
             this.out = out;
+            out.disableAutoRequest();
+            out.setOnReadyHandler(this::onReady);
+            out.setOnCancelHandler(this::onCancel);
+            out.request(1);
         }
 
         @Override

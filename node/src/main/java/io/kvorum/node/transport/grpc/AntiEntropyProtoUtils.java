@@ -58,18 +58,17 @@ final class AntiEntropyProtoUtils {
 
     /** The wire form of a responder's message. */
     static SyncResponse toResponse(AntiEntropyMessage message) {
-        SyncResponse.Builder b = SyncResponse.newBuilder();
         if (message instanceof NodeHashes hashes) {
-            b.setHashes(SyncNodeHashes.newBuilder().setLevel(hashes.level())
-                    .addAllHashes(LongStream.of(hashes.hashes()).boxed().toList()));
-        } else if (message instanceof Records records) {
-            b.setRecords(toBatch(records));
-        } else if (message instanceof Done) {
-            b.setDone(SyncDone.getDefaultInstance());
-        } else {
-            throw new IllegalArgumentException("a responder does not send " + message);
+            return SyncResponse.newBuilder().setHashes(SyncNodeHashes.newBuilder().setLevel(hashes.level())
+                    .addAllHashes(LongStream.of(hashes.hashes()).boxed().toList())).build();
         }
-        return b.build();
+        if (message instanceof Records records) {
+            return SyncResponse.newBuilder().setRecords(toBatch(records)).build();
+        }
+        if (message instanceof Done) {
+            return SyncResponse.newBuilder().setDone(SyncDone.getDefaultInstance()).build();
+        }
+        throw new IllegalArgumentException("a responder does not send " + message);
     }
 
     /** @throws IllegalArgumentException for a message without a step or with a malformed record */
