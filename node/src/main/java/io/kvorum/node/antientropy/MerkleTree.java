@@ -1,5 +1,9 @@
 package io.kvorum.node.antientropy;
 
+import static io.kvorum.node.storage.BucketIndex.keyHash;
+import static io.kvorum.node.storage.BucketIndex.mix;
+import static io.kvorum.node.storage.BucketIndex.recordHash;
+
 import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.BucketIndex;
 
@@ -166,19 +170,5 @@ public final class MerkleTree {
     /** Whether {@code index} names a node of {@code level}. */
     public boolean hasNode(int level, int index) {
         return level >= 0 && level <= depth && index >= 0 && index < levels[level].length;
-    }
-
-    /** What one record contributes to its leaf (see {@link BucketIndex#recordHash}). */
-    static long recordHash(long keyHash, Record record) {
-        return BucketIndex.recordHash(keyHash, record);
-    }
-
-    /** A 64-bit hash of the key bytes, the same on every node (see {@link BucketIndex#keyHash}). */
-    static long keyHash(byte[] key) {
-        return BucketIndex.keyHash(key);
-    }
-
-    private static long mix(long z) {
-        return BucketIndex.mix(z);
     }
 }
