@@ -64,6 +64,8 @@ public abstract class AntiEntropySession {
     private final AtomicLong bytesSent = new AtomicLong();
     private final AtomicLong bytesReceived = new AtomicLong();
     private final long startNanos = System.nanoTime();
+    /** A timestamp past every record stored when the round started; newer ones wait for the next round. */
+    private final long roundStart;
     private volatile long lastActivityNanos = startNanos;
     private ScheduledFuture<?> idleCheck;
 
@@ -89,6 +91,7 @@ public abstract class AntiEntropySession {
         this.serial = new SerialExecutor(executor);
         this.timer = timer;
         this.idleNanos = idleTimeout.toNanos();
+        this.roundStart = storage.now();
     }
 
     /** The other node of the round. */
@@ -212,7 +215,7 @@ public abstract class AntiEntropySession {
 
     /** Starts streaming this side's records of {@code buckets} to the peer. */
     protected final void startSending(BitSet buckets) {
-        outgoingSource = storage.recordsOf(scope, fanoutBits, depth, buckets);
+        outgoingSource = storage.recordsOf(scope, fanoutBits, depth, buckets, roundStart);
         fetch();
     }
 

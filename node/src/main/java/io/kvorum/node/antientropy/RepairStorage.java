@@ -3,7 +3,7 @@ package io.kvorum.node.antientropy;
 import com.google.common.util.concurrent.RateLimiter;
 import io.kvorum.node.antientropy.RepairException.Reason;
 import io.kvorum.node.cluster.Topology;
-import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.coordinator.LocalReplica;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.storage.BucketIndex;
@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * This node's records as anti-entropy sees them: the Merkle tree of a round's scope, the records of
  * chosen buckets, and received records written through the normal compare-then-write of the local
- * {@link Replica} (last write wins; the node's clock moves past their timestamps).
+ * {@link LocalReplica} (last write wins; the node's clock moves past their timestamps).
  *
  * <p>Trees come from {@link MaintainedTrees} when the round uses this node's own shape and
  * replication factor, and otherwise from one pass over the {@link BucketIndex}; records of a
@@ -58,7 +58,7 @@ public final class RepairStorage implements AutoCloseable {
     }
 
     private final StorageService storage;
-    private final Replica local;
+    private final LocalReplica local;
     private final Pacing pacing;
     private final ExecutorService reader = NodeThreads.singleExecutor("anti-entropy-reader");
     private final RateLimiter recordPace;
@@ -66,12 +66,12 @@ public final class RepairStorage implements AutoCloseable {
     private final RateLimiter indexPace;
     private volatile MaintainedTrees trees;
 
-    public RepairStorage(StorageService storage, Replica local) {
+    public RepairStorage(StorageService storage, LocalReplica local) {
         this(storage, local, Pacing.DEFAULT);
     }
 
     /** @param local this node's replica, which writes received records */
-    public RepairStorage(StorageService storage, Replica local, Pacing pacing) {
+    public RepairStorage(StorageService storage, LocalReplica local, Pacing pacing) {
         this.storage = storage;
         this.local = local;
         this.pacing = pacing;
@@ -150,9 +150,25 @@ public final class RepairStorage implements AutoCloseable {
      * The records in {@code scope} whose key falls in one of {@code buckets} of a tree of the given
      * shape, bucket by bucket (not in key order), as a stream of non-empty batches (an empty batch
      * is the end). Records read are paced.
+     *
+     * <p>A bucket that holds a record newer than {@code roundStart} (a hybrid-clock timestamp) is
+     * left to the next round, whole: its difference may only be a write still in flight, which the
+     * write path itself delivers, and a real difference is still there next round. So a round under
+     * write load sends nothing for the buckets such writes made differ. A bucket too big for one
+     * batch is the exception: what was read of it before the newer record is sent (never wrong,
+     * only redundant).
      */
-    public EntryStream recordsOf(RepairScope scope, int fanoutBits, int depth, BitSet buckets) {
-        return new BucketRecords(scope, BucketIndex.BUCKET_BITS - fanoutBits * depth, (BitSet) buckets.clone());
+    public EntryStream recordsOf(RepairScope scope, int fanoutBits, int depth, BitSet buckets, long roundStart) {
+        return new BucketRecords(scope, BucketIndex.BUCKET_BITS - fanoutBits * depth, (BitSet) buckets.clone(),
+                roundStart);
+    }
+
+    /**
+     * A hybrid-clock timestamp at least as new as every record stored so far (the local replica's
+     * clock moves past each record it writes): a round's start, for {@link #recordsOf}.
+     */
+    public long now() {
+        return local.hlc().now();
     }
 
     /**
@@ -175,6 +191,9 @@ public final class RepairStorage implements AutoCloseable {
         reader.awaitTermination(10, TimeUnit.SECONDS);
     }
 
+    /** How reading a leaf of a {@link BucketRecords} stopped. */
+    private enum LeafRead { COMPLETE, NEWER_RECORD, FULL }
+
     private <T> CompletableFuture<T> onReader(Callable<T> work) {
         CompletableFuture<T> result = new CompletableFuture<>();
         try {
@@ -191,20 +210,28 @@ public final class RepairStorage implements AutoCloseable {
         return result;
     }
 
-    /** The records of chosen buckets, found through the index and read a batch at a time on the reader. */
+    /**
+     * The records of chosen buckets, found through the index and read a batch at a time on the
+     * reader. A bucket's records are held back until the bucket is read to its end, so that a
+     * record newer than the round's start can still drop the whole bucket (see {@link #recordsOf}).
+     */
     private final class BucketRecords implements EntryStream {
         private final RepairScope scope;
         private final int shift;
         private final BitSet leaves;
+        private final long roundStart;
+        private final List<Entry> leafRecords = new ArrayList<>();
+        private long leafBytes;
         private int leaf;
         private int resumeBucket;
         private byte[] resumeAfter;
         private volatile boolean closed;
 
-        BucketRecords(RepairScope scope, int shift, BitSet leaves) {
+        BucketRecords(RepairScope scope, int shift, BitSet leaves, long roundStart) {
             this.scope = scope;
             this.shift = shift;
             this.leaves = leaves;
+            this.roundStart = roundStart;
             this.leaf = leaves.nextSetBit(0);
             this.resumeBucket = leaf < 0 ? 0 : leaf << shift;
         }
@@ -216,33 +243,71 @@ public final class RepairStorage implements AutoCloseable {
 
         private List<Entry> readBatch() {
             List<Entry> batch = new ArrayList<>();
-            long[] bytes = {0};
-            while (!closed && leaf >= 0 && batch.size() < SCAN_ENTRIES && bytes[0] < SCAN_BYTES) {
-                boolean[] full = {false};
-                storage.store().forEachIndexed(new int[] {resumeBucket, (leaf + 1) << shift}, resumeAfter, e -> {
-                    resumeBucket = e.bucket();
-                    resumeAfter = e.key();
-                    if (scope.covers(e.key())) {
-                        var record = storage.store().get(e.key());
-                        if (record != null) {
-                            Entry entry = new Entry(e.key(), record);
-                            batch.add(entry);
-                            int size = e.key().length + record.value().length;
-                            bytes[0] += size;
-                            recordPace.acquire();
-                            bytePace.acquire(Math.max(1, size));
-                        }
+            long batchBytes = 0;
+            while (!closed && leaf >= 0) {
+                LeafRead read = readLeaf(batch.size(), batchBytes);
+                if (read == LeafRead.NEWER_RECORD) {
+                    nextLeaf(); // left to the next round, whole
+                } else if (read == LeafRead.COMPLETE || batch.isEmpty()) {
+                    // A leaf that fills a batch on its own goes out in parts (see recordsOf).
+                    batch.addAll(leafRecords);
+                    batchBytes += leafBytes;
+                    if (read == LeafRead.COMPLETE) {
+                        nextLeaf();
                     }
-                    full[0] = closed || batch.size() >= SCAN_ENTRIES || bytes[0] >= SCAN_BYTES;
-                    return !full[0];
-                });
-                if (!full[0]) {
-                    leaf = leaves.nextSetBit(leaf + 1);
-                    resumeBucket = leaf < 0 ? 0 : leaf << shift;
-                    resumeAfter = null;
+                } else {
+                    restartLeaf(); // read again from its start, into the next batch
+                }
+                leafRecords.clear();
+                leafBytes = 0;
+                if (read == LeafRead.FULL || batch.size() >= SCAN_ENTRIES || batchBytes >= SCAN_BYTES) {
+                    break;
                 }
             }
             return batch;
+        }
+
+        /**
+         * Reads the current leaf from where it was left into {@link #leafRecords}, until its end, a
+         * record newer than the round's start, or a full batch (counting {@code inBatch} entries of
+         * {@code batchBytes} already taken).
+         */
+        private LeafRead readLeaf(int inBatch, long batchBytes) {
+            LeafRead[] outcome = {LeafRead.COMPLETE};
+            storage.store().forEachIndexed(new int[] {resumeBucket, (leaf + 1) << shift}, resumeAfter, e -> {
+                resumeBucket = e.bucket();
+                resumeAfter = e.key();
+                if (scope.covers(e.key())) {
+                    var record = storage.store().get(e.key());
+                    if (record != null) {
+                        recordPace.acquire();
+                        if (record.timestamp() > roundStart) {
+                            outcome[0] = LeafRead.NEWER_RECORD;
+                            return false;
+                        }
+                        int size = e.key().length + record.value().length;
+                        bytePace.acquire(Math.max(1, size));
+                        leafRecords.add(new Entry(e.key(), record));
+                        leafBytes += size;
+                    }
+                }
+                if (closed || inBatch + leafRecords.size() >= SCAN_ENTRIES || batchBytes + leafBytes >= SCAN_BYTES) {
+                    outcome[0] = LeafRead.FULL;
+                    return false;
+                }
+                return true;
+            });
+            return outcome[0];
+        }
+
+        private void nextLeaf() {
+            leaf = leaves.nextSetBit(leaf + 1);
+            restartLeaf();
+        }
+
+        private void restartLeaf() {
+            resumeBucket = leaf < 0 ? 0 : leaf << shift;
+            resumeAfter = null;
         }
 
         @Override

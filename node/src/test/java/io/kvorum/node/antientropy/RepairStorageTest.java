@@ -90,7 +90,7 @@ class RepairStorageTest {
         });
 
         SortedMap<String, Record> scanned = new TreeMap<>();
-        try (EntryStream records = node.repair.recordsOf(n1n2, FANOUT_BITS, DEPTH, buckets)) {
+        try (EntryStream records = node.repair.recordsOf(n1n2, FANOUT_BITS, DEPTH, buckets, Long.MAX_VALUE)) {
             List<Entry> batch;
             while (!(batch = records.next().join()).isEmpty()) {
                 batch.forEach(e -> scanned.put(new String(e.key(), StandardCharsets.UTF_8), e.record()));
@@ -103,6 +103,48 @@ class RepairStorageTest {
         assertThat(LocalEntryStream.openCursors()).isZero();
     }
 
+    /**
+     * A bucket holding a record written after the round started is left whole to the next round
+     * (the write may only be in flight); every other chosen bucket is sent whole, also across
+     * batch boundaries.
+     */
+    @Test
+    void aBucketWithARecordNewerThanTheRoundIsLeftToTheNextRound() {
+        List<Entry> more = new ArrayList<>();
+        for (int i = 3000; i < 6000; i++) {
+            more.add(new Entry(key("k" + i), value(1000 + i, "n1", "v" + i)));
+        }
+        node.putAll(more); // about 2,000 keys in scope: more than one batch
+        MerkleTree shape = new MerkleTree(FANOUT_BITS, DEPTH);
+        long roundStart = 10_000L << 16;
+        String late = node.dump().keySet().stream().filter(k -> n1n2.covers(key(k))).findFirst().orElseThrow();
+        int lateLeaf = shape.bucketOf(key(late));
+        node.put(late, value(20_000, "n2", "written after the round started"));
+        BitSet all = new BitSet();
+        all.set(0, shape.leafCount());
+        SortedMap<String, Record> expected = new TreeMap<>();
+        node.dump().forEach((k, r) -> {
+            if (n1n2.covers(key(k)) && shape.bucketOf(key(k)) != lateLeaf) {
+                expected.put(k, r);
+            }
+        });
+
+        SortedMap<String, Record> scanned = new TreeMap<>();
+        List<Integer> batchSizes = new ArrayList<>();
+        try (EntryStream records = node.repair.recordsOf(n1n2, FANOUT_BITS, DEPTH, all, roundStart)) {
+            List<Entry> batch;
+            while (!(batch = records.next().join()).isEmpty()) {
+                batchSizes.add(batch.size());
+                batch.forEach(e -> assertThat(scanned.put(new String(e.key(), StandardCharsets.UTF_8), e.record()))
+                        .as("each record once").isNull());
+            }
+        }
+
+        assertThat(batchSizes).hasSizeGreaterThan(1).allMatch(n -> n <= RepairStorage.SCAN_ENTRIES);
+        assertThat(scanned).isEqualTo(expected);
+        assertThat(LocalEntryStream.openCursors()).isZero();
+    }
+
     /** --anti-entropy-rate bounds how fast records are read for an exchange (a lower bound on time, never an upper one). */
     @Test
     void readingRecordsForAnExchangeKeepsToTheRateLimit() throws Exception {
@@ -111,7 +153,7 @@ class RepairStorageTest {
         int perSecond = 400;
         try (RepairStorage paced = new RepairStorage(node.storage, null,
                 new RepairStorage.Pacing(perSecond, 1L << 30, RepairStorage.Pacing.INDEX_ENTRIES_PER_SECOND));
-             EntryStream records = paced.recordsOf(n1n2, FANOUT_BITS, DEPTH, all)) {
+             EntryStream records = paced.recordsOf(n1n2, FANOUT_BITS, DEPTH, all, Long.MAX_VALUE)) {
             long start = System.nanoTime();
             int read = 0;
             List<Entry> batch;
