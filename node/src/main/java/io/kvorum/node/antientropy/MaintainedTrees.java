@@ -92,7 +92,7 @@ final class MaintainedTrees {
         for (int w = 0; w < dirty.length(); w++) {
             dirty.set(w, leafCount - w * 64 >= 64 ? -1L : (1L << (leafCount - w * 64)) - 1);
         }
-        this.indexPace = RateLimiter.create(indexEntriesPerSecond);
+        this.indexPace = RepairStorage.steady(indexEntriesPerSecond);
         store.onChangedBuckets(this::changed);
     }
 
@@ -154,7 +154,7 @@ final class MaintainedTrees {
                 if ((taken[leaf >>> 6] & (1L << (leaf & 63))) != 0) {
                     add(leaf, e);
                 }
-                if (++scanned[0] == 4096) {
+                if (++scanned[0] == RepairStorage.PACE_CHUNK) {
                     indexPace.acquire(scanned[0]);
                     scanned[0] = 0;
                 }
