@@ -3,7 +3,6 @@ package io.kvorum.node.metrics;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.kvorum.node.TestNode;
 import io.kvorum.node.cluster.MiniCluster;
@@ -17,7 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -144,7 +142,7 @@ class MetricsEndpointTest {
 
     @Test
     void promtoolAcceptsTheExposition() throws Exception {
-        Path promtool = promtool();
+        Path promtool = ToolsOnPath.require("promtool");
         try (TestNode node = TestNode.start(dataDir)) {
             node.put("/v0/entity?id=k", "v".getBytes(UTF_8));
             Path text = dataDir.resolve("metrics.txt");
@@ -159,31 +157,6 @@ class MetricsEndpointTest {
             assertThat(said).as("what promtool check metrics printed").isEmpty();
             assertThat(check.exitValue()).as("promtool's exit status").isZero();
         }
-    }
-
-    /**
-     * Where {@code promtool} is: on the PATH ({@code ./kvorum test} installs it). Missing, it fails
-     * the test under CI ({@code CI=true}) and skips it elsewhere, saying why.
-     */
-    static Path promtool() {
-        Optional<Path> found = onPath("promtool");
-        if (found.isEmpty() && "true".equals(System.getenv("CI"))) {
-            fail("promtool is not on the PATH; ./kvorum test installs it (Debian package prometheus)");
-        }
-        assumeTrue(found.isPresent(), "promtool is not on the PATH: install Debian's prometheus package, "
-                + "or run ./kvorum test, which does");
-        return found.get();
-    }
-
-    static Optional<Path> onPath(String program) {
-        String path = Optional.ofNullable(System.getenv("PATH")).orElse("");
-        for (String dir : path.split(java.io.File.pathSeparator)) {
-            Path candidate = Path.of(dir.isEmpty() ? "." : dir, program);
-            if (Files.isExecutable(candidate)) {
-                return Optional.of(candidate);
-            }
-        }
-        return Optional.empty();
     }
 
     @Test
