@@ -3,7 +3,6 @@ package io.kvorum.node.metrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -131,6 +130,7 @@ public final class NodeMetrics implements AutoCloseable {
     private final Map<Integer, Counter> otherRequests = new ConcurrentHashMap<>();
     private final Timer[] durations = new Timer[Op.values().length];
 
+    private final Set<String> registeredMembers = ConcurrentHashMap.newKeySet();
     private final Map<String, ReplicaCounters> replicas = new ConcurrentHashMap<>();
     private final Map<String, Counter> hintsDelivered = new ConcurrentHashMap<>();
     private final Map<String, Counter> hintsDropped = new ConcurrentHashMap<>();
@@ -207,6 +207,9 @@ public final class NodeMetrics implements AutoCloseable {
     }
 
     private void registerMember(String member) {
+        if (!registeredMembers.add(member)) {
+            return; // registering a gauge again would only be ignored, with a warning
+        }
         gauge("kvorum.peer.up", "1 while this node can reach the peer, else 0", Tags.of("peer", member),
                 () -> peerUp.getOrDefault(member, ZERO).getAsDouble());
         hintsPending(member);
@@ -268,10 +271,6 @@ public final class NodeMetrics implements AutoCloseable {
 
         public void answered(ReplicaOutcome outcome) {
             byOutcome[outcome.ordinal()].increment();
-        }
-
-        double count(ReplicaOutcome outcome) {
-            return byOutcome[outcome.ordinal()].count();
         }
     }
 
@@ -364,11 +363,6 @@ public final class NodeMetrics implements AutoCloseable {
     /** Every meter, in Prometheus' text format 0.0.4 ({@link #CONTENT_TYPE}). */
     public String scrape() {
         return registry.scrape(CONTENT_TYPE);
-    }
-
-    /** The registry itself, for tests that read a meter. */
-    MeterRegistry registry() {
-        return registry;
     }
 
     @Override
