@@ -12,6 +12,8 @@ import io.kvorum.node.http.HttpGateway;
 import io.kvorum.node.http.NodeStatus;
 import io.kvorum.node.antientropy.AntiEntropyService;
 import io.kvorum.node.antientropy.RepairStorage;
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.storage.ExpiryPurger;
 import io.kvorum.node.storage.LevelDbStore;
 import io.kvorum.node.storage.LocalEntryStream;
@@ -100,7 +102,10 @@ public final class KvorumNode implements AutoCloseable {
     private static InetSocketAddress wire(NodeConfig config, int httpPort, Clock clock,
                                           PeerTransport.Factory transports, Lifecycle parts) throws StartupException {
         Tuning tuning = config.tuning();
-        StorageService storage = openStorage(config);
+        NodeMetrics metrics = new NodeMetrics(config.self().id(), config.topology().members().stream().map(ClusterMember::id).toList(),
+                AntiEntropyService.roundOutcomes());
+        parts.add("metrics", graceful -> metrics.close());
+        StorageService storage = openStorage(config, metrics);
         StorageExecutors executors = new StorageExecutors(tuning.executorStopWait());
         parts.add("storage", graceful -> executors.closeWhenStopped(storage));
         parts.add("storage-reading executors", graceful -> executors.stop());
@@ -115,10 +120,10 @@ public final class KvorumNode implements AutoCloseable {
         AntiEntropyService antiEntropy = new AntiEntropyService(selfId, config.topology(), config.replicationFactor(),
                 new RepairStorage(storage, local, new RepairStorage.Pacing(config.antiEntropyRate(),
                         config.antiEntropyBandwidth(), RepairStorage.Pacing.INDEX_ENTRIES_PER_SECOND)), executors.antiEntropy,
-                config.antiEntropyInterval(), tuning.antiEntropyIdleTimeout());
+                config.antiEntropyInterval(), tuning.antiEntropyIdleTimeout(), metrics);
         PeerWiring peers = config.topology().size() > 1
                 ? PeerWiring.start(config, clock, transports, parts, executors.rangeTimer, deadlines, local,
-                        localRange, antiEntropy)
+                        localRange, antiEntropy, metrics)
                 : PeerWiring.NONE;
         Map<String, Replica> replicas = new HashMap<>(peers.replicas());
         replicas.put(selfId, local);
@@ -127,14 +132,14 @@ public final class KvorumNode implements AutoCloseable {
         Coordinator coordinator = new Coordinator(selfId, new Placement(config.topology()), replicas, hlc, clock,
                 config.requestTimeout(), deadlines, new ClusterRangeSource(ranges, config.replicationFactor(),
                         tuning.rangeBatchEntries(), tuning.rangeBatchBytes(), hlc::observe),
-                peers.hints());
+                peers.hints(), metrics);
 
         HttpGateway gateway = new HttpGateway(coordinator, config.topology().size(), config.replicationFactor(),
                 clock, config.maxValueBytes(), config.httpThreads(),
                 () -> NodeStatus.serving(selfId, config.topology().size(), config.replicationFactor(),
                         peers.peerStatus().get(), peers.hintStatus().get(),
                         config.topology().size() > 1 ? antiEntropy.state() : null),
-                antiEntropy::repair);
+                antiEntropy::repair, metrics);
         // Stopped early: the gateway gets its grace for requests in progress only on a graceful stop.
         parts.add("HTTP gateway", graceful -> gateway.stop(graceful ? tuning.shutdownGrace() : Duration.ZERO));
         parts.add("transport, on a kill", peers.killTransport()); // peers see the crash before clients
@@ -227,7 +232,7 @@ public final class KvorumNode implements AutoCloseable {
         return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
     }
 
-    private static StorageService openStorage(NodeConfig config) throws StartupException {
+    private static StorageService openStorage(NodeConfig config, NodeMetrics metrics) throws StartupException {
         String where = config.dataDir().toString();
         try {
             Files.createDirectories(config.dataDir());
@@ -237,7 +242,7 @@ public final class KvorumNode implements AutoCloseable {
             // The bucket index serves anti-entropy only, which a single node does not run.
             LevelDbStore store = LevelDbStore.open(config.dataDir().resolve("records"), config.fsync(),
                     config.tuning().storageCacheBytes(), config.topology().size() > 1);
-            return new StorageService(store, config.storageReaders(), config.storageQueue());
+            return new StorageService(store, config.storageReaders(), config.storageQueue(), metrics);
         } catch (AccessDeniedException e) {
             throw new StartupException("data dir " + where + " is not writable (access denied: " + e.getFile() + ")");
         } catch (FileSystemException e) {

@@ -14,6 +14,7 @@ import io.kvorum.node.antientropy.AntiEntropyResponders;
 import io.kvorum.node.hints.HintStore;
 import io.kvorum.node.hints.HintedHandoff;
 import io.kvorum.node.http.NodeStatus;
+import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
@@ -74,15 +75,19 @@ record PeerWiring(Map<String, Replica> replicas, Map<String, RangeSource> ranges
      * vanish before its clients do, as in a crash.
      *
      * @param scheduler runs the transport's own timeouts (e.g. of range batches)
+     * @param metrics   reports each peer's liveness and hints; {@link #hintStatus} reads the hints back from it
      */
     static PeerWiring start(NodeConfig config, Clock clock, PeerTransport.Factory transports, Lifecycle parts,
                             ScheduledExecutorService scheduler, RequestTimer deadlines,
-                            Replica local, RangeSource localRange, AntiEntropyResponders antiEntropy)
+                            Replica local, RangeSource localRange, AntiEntropyResponders antiEntropy,
+                            NodeMetrics metrics)
             throws StartupException {
         Tuning tuning = config.tuning();
         String selfId = config.self().id();
         PeerLiveness liveness = new PeerLiveness(config.topology().members().stream().map(m -> m.id())
                 .filter(id -> !id.equals(selfId)).toList(), clock, tuning.liveness().missesToDown());
+        liveness.snapshot().keySet().forEach(peer ->
+                metrics.bindPeerUp(peer, () -> liveness.state(peer) == PeerLiveness.State.UP));
         ScheduledThreadPoolExecutor livenessExecutor = NodeThreads.scheduled("liveness", 1);
         Heartbeats heartbeats = new Heartbeats(liveness, livenessExecutor, tuning.liveness().heartbeatInterval(), clock);
         Runnable stopLiveness = () -> {
@@ -92,7 +97,7 @@ record PeerWiring(Map<String, Replica> replicas, Map<String, RangeSource> ranges
         try {
             return start(config, clock, transports, parts, scheduler, deadlines,
                     new PeerTransport.LocalServices(local, localRange, antiEntropy, heartbeats),
-                    liveness, heartbeats, graceful -> stopLiveness.run());
+                    liveness, heartbeats, graceful -> stopLiveness.run(), metrics);
         } catch (StartupException | RuntimeException e) {
             stopLiveness.run(); // not in parts yet
             throw e;
@@ -102,9 +107,10 @@ record PeerWiring(Map<String, Replica> replicas, Map<String, RangeSource> ranges
     private static PeerWiring start(NodeConfig config, Clock clock, PeerTransport.Factory transports, Lifecycle parts,
                                     ScheduledExecutorService scheduler, RequestTimer deadlines,
                                     PeerTransport.LocalServices local, PeerLiveness liveness, Heartbeats heartbeats,
-                                    Lifecycle.Stop stopLiveness) throws StartupException {
+                                    Lifecycle.Stop stopLiveness, NodeMetrics metrics) throws StartupException {
         Tuning tuning = config.tuning();
-        Optional<HintStore> store = config.hintedHandoff() ? Optional.of(openHints(config, clock)) : Optional.empty();
+        Optional<HintStore> store = config.hintedHandoff() ? Optional.of(openHints(config, clock, metrics))
+                : Optional.empty();
         store.ifPresent(s -> parts.add("hint store", graceful -> s.close())); // flushes queued hints
         PeerTransport transport = transports.create(config, scheduler, deadlines);
         // Gracefully, the transport closes after hint delivery and fails the replica calls still
@@ -154,19 +160,22 @@ record PeerWiring(Map<String, Replica> replicas, Map<String, RangeSource> ranges
                     killTransport);
         }
         HintStore hints = store.get();
-        HintedHandoff handoff = new HintedHandoff(hints, peers, tuning.hints().checkInterval(), tuning.hints().window());
+        peers.keySet().forEach(peer -> metrics.bindHintsPending(peer, () -> hints.pending(peer)));
+        HintedHandoff handoff = new HintedHandoff(hints, peers, tuning.hints().checkInterval(), tuning.hints().window(),
+                metrics);
         parts.add("hint delivery", graceful -> handoff.close()); // before the peers it delivers to close
         liveness.addListener(peer -> handoff.deliverPending()); // at once, not at the next check
         return new PeerWiring(peers, transport.ranges(), transport.antiEntropyPeers(), hints,
-                () -> peerStatus(liveness), () -> new NodeStatus.Hints(hints.pendingByPeer(), handoff.delivered(),
-                        hints.dropped()), startLiveness, announce, handoff::start, stopLiveness, killTransport);
+                () -> peerStatus(liveness), () -> new NodeStatus.Hints(metrics.hintsPendingByPeer(),
+                        metrics.hintsDeliveredTotal(), metrics.hintsDroppedTotal()),
+                startLiveness, announce, handoff::start, stopLiveness, killTransport);
     }
 
-    private static HintStore openHints(NodeConfig config, Clock clock) throws StartupException {
+    private static HintStore openHints(NodeConfig config, Clock clock, NodeMetrics metrics) throws StartupException {
         HintStore.Limits limits = new HintStore.Limits(config.hintMaxBytesPerPeer(), config.hintMaxAge(),
                 config.storageQueue(), config.tuning().hints().queueBytes());
         try {
-            return HintStore.open(config.dataDir().resolve("hints"), config.fsync(), limits, clock);
+            return HintStore.open(config.dataDir().resolve("hints"), config.fsync(), limits, clock, metrics);
         } catch (IOException e) {
             throw new StartupException("cannot open hints in " + config.dataDir() + ": " + e.getMessage());
         }

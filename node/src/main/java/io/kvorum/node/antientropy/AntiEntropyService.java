@@ -4,10 +4,12 @@ import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.antientropy.AntiEntropyMessage.Open;
 import io.kvorum.node.antientropy.RepairException.Reason;
+import io.kvorum.node.metrics.NodeMetrics;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
@@ -63,6 +65,7 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
     private final Semaphore servedPermits;
     private final Set<AntiEntropySession> sessions = ConcurrentHashMap.newKeySet();
     private final Map<String, AntiEntropyState.LastRound> lastRounds = new ConcurrentHashMap<>();
+    private final NodeMetrics metrics;
 
     private List<AntiEntropyPeer> peers = List.of(); // guarded by this
     private CompletableFuture<RepairReport> running; // guarded by this
@@ -74,17 +77,27 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
      * @param replicationFactor the {@code --replication-factor}: which keys each pair compares
      * @param interval          time between periodic runs; zero turns them off
      * @param idleTimeout       how long a round may wait for its peer before it fails
+     * @param metrics           counts the rounds by peer and outcome, and the records sent and received
      */
     public AntiEntropyService(String selfId, Topology topology, int replicationFactor, RepairStorage storage,
-                              ScheduledExecutorService executor, Duration interval, Duration idleTimeout) {
+                              ScheduledExecutorService executor, Duration interval, Duration idleTimeout,
+                              NodeMetrics metrics) {
         this(selfId, topology, replicationFactor, storage, executor, interval, idleTimeout,
-                MerkleTree.DEFAULT_FANOUT_BITS, MerkleTree.DEFAULT_DEPTH);
+                MerkleTree.DEFAULT_FANOUT_BITS, MerkleTree.DEFAULT_DEPTH, metrics);
     }
 
-    /** With a tree shape of its own (tests use small trees). */
+    /** With a tree shape of its own (tests use small trees) and meters of its own. */
     public AntiEntropyService(String selfId, Topology topology, int replicationFactor, RepairStorage storage,
                               ScheduledExecutorService executor, Duration interval, Duration idleTimeout,
                               int fanoutBits, int depth) {
+        this(selfId, topology, replicationFactor, storage, executor, interval, idleTimeout, fanoutBits, depth,
+                NodeMetrics.unregistered());
+    }
+
+    private AntiEntropyService(String selfId, Topology topology, int replicationFactor, RepairStorage storage,
+                               ScheduledExecutorService executor, Duration interval, Duration idleTimeout,
+                               int fanoutBits, int depth, NodeMetrics metrics) {
+        this.metrics = metrics;
         this.selfId = selfId;
         this.topology = topology;
         this.placement = new Placement(topology);
@@ -189,7 +202,9 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
             // One round at a time; each callback runs after the previous one, so the lists need no lock.
             chain = chain.thenCompose(v -> roundWith(peer).handle((stats, error) -> {
                 long now = System.currentTimeMillis();
+                metrics.antiEntropyRound(peer.nodeId(), outcomeOf(error)).increment();
                 if (error == null) {
+                    countRecords(stats);
                     rounds.add(stats);
                     lastRounds.put(peer.nodeId(), new AntiEntropyState.LastRound(now, true,
                             stats.recordsSent() + stats.recordsReceived(), stats.durationMs(), null));
@@ -244,11 +259,35 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
         AntiEntropyResponder responder = new AntiEntropyResponder(initiator,
                 new RepairScope(placement, open.replicationFactor(), selfId, initiator), open.fanoutBits(),
                 open.depth(), storage, executor, executor, idleTimeout);
-        responder.result().whenComplete((stats, error) -> servedPermits.release());
+        responder.result().whenComplete((stats, error) -> {
+            servedPermits.release();
+            if (stats != null) {
+                countRecords(stats);
+            }
+        });
         if (!track(responder)) {
             responder.cancel("the node is shutting down");
         }
         return responder;
+    }
+
+    /** The outcomes a round may end with, as {@code kvorum_anti_entropy_rounds_total} labels them. */
+    public static List<String> roundOutcomes() {
+        List<String> outcomes = new ArrayList<>(List.of(NodeMetrics.ROUND_OK));
+        for (Reason r : Reason.values()) {
+            outcomes.add(r.name().toLowerCase(Locale.ROOT));
+        }
+        return outcomes;
+    }
+
+    private static String outcomeOf(Throwable error) {
+        return error == null ? NodeMetrics.ROUND_OK : RepairException.of(error).reason().name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Counts the records a round, initiated or served, moved. */
+    private void countRecords(RoundStats stats) {
+        metrics.antiEntropyRecords(NodeMetrics.Direction.SENT).increment(stats.recordsSent());
+        metrics.antiEntropyRecords(NodeMetrics.Direction.RECEIVED).increment(stats.recordsReceived());
     }
 
     /** Remembers a session until it ends, so that {@link #close} can cancel it; false once closed. */

@@ -3,6 +3,9 @@ package io.kvorum.node.coordinator;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.error.OverloadedException;
+import io.kvorum.node.metrics.NodeMetrics;
+import io.kvorum.node.metrics.NodeMetrics.ReplicaCounters;
+import io.kvorum.node.metrics.NodeMetrics.ReplicaOutcome;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
@@ -10,7 +13,9 @@ import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.util.Failures;
+import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -38,6 +43,9 @@ public final class Coordinator {
     private final RequestTimer timer;
     private final RangeSource rangeSource;
     private final HintSink hints;
+    /** What each replica answered, by node id; resolved once, as every replica is known up front. */
+    private final Map<String, ReplicaCounters> answers;
+    private final Counter readRepairs;
 
     /** A coordinator that keeps no hints ({@link HintSink#NONE}); see the full constructor. */
     public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
@@ -46,15 +54,28 @@ public final class Coordinator {
         this(selfId, placement, replicas, hlc, clock, requestTimeout, timer, rangeSource, HintSink.NONE);
     }
 
+    /** A coordinator whose meters are its own ({@link NodeMetrics#unregistered}); see the full constructor. */
+    public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
+                       Clock clock, Duration requestTimeout, RequestTimer timer,
+                       RangeSource rangeSource, HintSink hints) {
+        this(selfId, placement, replicas, hlc, clock, requestTimeout, timer, rangeSource, hints,
+                NodeMetrics.unregistered());
+    }
+
     /**
      * @param replicas    one {@link Replica} per cluster member, by node id
      * @param timer       runs request timeouts
      * @param rangeSource where ranges are read from
      * @param hints       receives each write that a remote replica did not acknowledge
+     * @param metrics     counts each replica's answers ({@code kvorum_replica_requests_total}) and read repairs
      */
     public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
                        Clock clock, Duration requestTimeout, RequestTimer timer,
-                       RangeSource rangeSource, HintSink hints) {
+                       RangeSource rangeSource, HintSink hints, NodeMetrics metrics) {
+        Map<String, ReplicaCounters> answers = new HashMap<>();
+        replicas.keySet().forEach(id -> answers.put(id, metrics.replicas(id)));
+        this.answers = Map.copyOf(answers);
+        this.readRepairs = metrics.readRepairs();
         this.selfId = selfId;
         this.placement = placement;
         this.replicas = Map.copyOf(replicas);
@@ -73,10 +94,12 @@ public final class Coordinator {
     public CompletableFuture<Record> get(byte[] key, Quorum quorum) {
         Operation op = new Operation(quorum);
         List<ClusterMember> targets = placement.replicasFor(key, quorum.from());
-        ReadRepair repair = new ReadRepair(key, targets.size());
+        ReadRepair repair = new ReadRepair(key, targets.size(), readRepairs);
         for (ClusterMember target : targets) {
             Replica replica = replicas.get(target.id());
+            ReplicaCounters answered = answers.get(target.id());
             replica.read(key).whenComplete((record, error) -> {
+                answered.answered(outcomeOf(error));
                 if (record != null) {
                     hlc.observe(record.timestamp());
                 }
@@ -97,13 +120,15 @@ public final class Coordinator {
     private static final class ReadRepair {
         private final byte[] key;
         private final int expected;
+        private final Counter repairs;
         private final List<Replica> answered = new java.util.ArrayList<>();
         private final List<Record> answers = new java.util.ArrayList<>();
         private int responses;
 
-        ReadRepair(byte[] key, int expected) {
+        ReadRepair(byte[] key, int expected, Counter repairs) {
             this.key = key;
             this.expected = expected;
+            this.repairs = repairs;
         }
 
         void onAnswer(Replica replica, Record record, Throwable error) {
@@ -126,6 +151,7 @@ public final class Coordinator {
             for (int i = 0; i < answered.size(); i++) {
                 if (newest.isNewerThan(answers.get(i))) {
                     // Fire and forget: a repair that fails is retried by the next read or by anti-entropy.
+                    repairs.increment();
                     answered.get(i).write(key, newest);
                 }
             }
@@ -151,7 +177,9 @@ public final class Coordinator {
         Operation op = new Operation(quorum);
         for (ClusterMember target : placement.replicasFor(key, quorum.from())) {
             boolean remote = !target.id().equals(selfId);
+            ReplicaCounters answered = answers.get(target.id());
             replicas.get(target.id()).write(key, record).whenComplete((ignored, error) -> {
+                answered.answered(outcomeOf(error));
                 op.onResponse(record, error);
                 if (error != null && remote) {
                     hints.hint(target.id(), key, record);
@@ -159,6 +187,19 @@ public final class Coordinator {
             });
         }
         return op.result;
+    }
+
+    /** How a replica answered, for {@code kvorum_replica_requests_total}. */
+    static ReplicaOutcome outcomeOf(Throwable error) {
+        if (error == null) {
+            return ReplicaOutcome.OK;
+        }
+        Throwable t = Failures.unwrap(error);
+        if (t instanceof OverloadedException) {
+            return ReplicaOutcome.OVERLOADED;
+        }
+        return ReplicaUnavailableException.reasonOf(t) == ReplicaUnavailableException.Reason.TIMED_OUT
+                ? ReplicaOutcome.TIMEOUT : ReplicaOutcome.UNAVAILABLE;
     }
 
     /**

@@ -1,6 +1,8 @@
 package io.kvorum.node.hints;
 
 import io.kvorum.node.hints.HintStore.DropReason;
+import io.kvorum.node.metrics.NodeMetrics;
+import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
@@ -13,7 +15,7 @@ import org.slf4j.LoggerFactory;
 /**
  * What the hints take and what was lost, per peer: the count and bytes of the stored hints (which
  * the per-peer bound is checked against), the bytes of the hints queued for the writer (bounded),
- * and the drops by reason. Every drop is counted and logged, at most once every
+ * and the drops by reason (and by peer in {@code kvorum_hints_dropped_total}). Every drop is counted and logged, at most once every
  * {@link #DROP_LOG_INTERVAL} per peer and reason, naming the peer and how many were dropped.
  *
  * <p>Threading: everything is read by any thread. Stored counts change on the writer thread only
@@ -29,9 +31,11 @@ final class HintAccounting {
     private final long maxQueuedBytes;
     private final AtomicLong queuedBytes = new AtomicLong();
     private final Map<String, PeerState> peers = new ConcurrentHashMap<>();
+    private final NodeMetrics metrics;
 
-    HintAccounting(long maxQueuedBytes) {
+    HintAccounting(long maxQueuedBytes, NodeMetrics metrics) {
         this.maxQueuedBytes = maxQueuedBytes;
+        this.metrics = metrics;
     }
 
     /** Counts {@code size} bytes as queued if that stays within the bound; returns whether it did. */
@@ -59,7 +63,9 @@ final class HintAccounting {
     }
 
     void dropped(String peer, DropReason reason, long n) {
-        DropCount c = state(peer).dropped.get(reason);
+        PeerState s = state(peer);
+        s.droppedMeter.increment(n);
+        DropCount c = s.dropped.get(reason);
         c.total.addAndGet(n);
         c.unlogged.addAndGet(n);
     }
@@ -120,7 +126,7 @@ final class HintAccounting {
     }
 
     private PeerState state(String peer) {
-        return peers.computeIfAbsent(peer, p -> new PeerState());
+        return peers.computeIfAbsent(peer, p -> new PeerState(metrics.hintsDropped(p)));
     }
 
     /** One peer's stored hints and drops. */
@@ -128,8 +134,10 @@ final class HintAccounting {
         final AtomicLong count = new AtomicLong();
         final AtomicLong bytes = new AtomicLong();
         final Map<DropReason, DropCount> dropped = new EnumMap<>(DropReason.class);
+        final Counter droppedMeter;
 
-        PeerState() {
+        PeerState(Counter droppedMeter) {
+            this.droppedMeter = droppedMeter;
             for (DropReason r : DropReason.values()) {
                 dropped.put(r, new DropCount());
             }

@@ -1,6 +1,7 @@
 package io.kvorum.node.hints;
 
 import io.kvorum.node.coordinator.HintSink;
+import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.RecordCodec;
 import io.kvorum.node.time.Clock;
@@ -91,9 +92,9 @@ public final class HintStore implements HintSink, AutoCloseable {
     private final HintQueue queue;
 
     /** Counts the stored hints, and numbers new ones after the largest stored sequence. */
-    private HintStore(HintDatabase database, Limits limits, Clock clock) {
+    private HintStore(HintDatabase database, Limits limits, Clock clock, NodeMetrics metrics) {
         this.database = database;
-        this.accounting = new HintAccounting(limits.queueBytes());
+        this.accounting = new HintAccounting(limits.queueBytes(), metrics);
         long nextSeq = database.recover(accounting) + 1;
         accounting.logRecovered();
         this.queue = new HintQueue(database, accounting, limits, clock, nextSeq);
@@ -101,9 +102,15 @@ public final class HintStore implements HintSink, AutoCloseable {
 
     /** Opens (creating if needed) the hints in {@code dir}, recovers them, and starts the writer thread. */
     public static HintStore open(Path dir, boolean fsync, Limits limits, Clock clock) throws IOException {
+        return open(dir, fsync, limits, clock, NodeMetrics.unregistered());
+    }
+
+    /** As {@link #open(Path, boolean, Limits, Clock)}, counting drops by peer in {@code metrics}. */
+    public static HintStore open(Path dir, boolean fsync, Limits limits, Clock clock, NodeMetrics metrics)
+            throws IOException {
         HintDatabase database = HintDatabase.open(dir, fsync);
         try {
-            HintStore store = new HintStore(database, limits, clock);
+            HintStore store = new HintStore(database, limits, clock, metrics);
             store.queue.start();
             return store;
         } catch (RuntimeException e) {

@@ -2,9 +2,12 @@ package io.kvorum.node.hints;
 
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.hints.HintStore.Hint;
+import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.util.NodeThreads;
+import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -16,7 +19,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,7 +52,8 @@ public final class HintedHandoff implements AutoCloseable {
     private final ScheduledThreadPoolExecutor executor;
     private final Set<String> busy = ConcurrentHashMap.newKeySet();
     private final Set<CompletableFuture<Void>> inProgress = ConcurrentHashMap.newKeySet();
-    private final AtomicLong delivered = new AtomicLong();
+    /** Hints delivered, by peer: {@code kvorum_hints_delivered_total}. */
+    private final Map<String, Counter> delivered = new HashMap<>();
     private volatile ScheduledFuture<?> ticks;
     private volatile boolean closing;
 
@@ -60,6 +63,13 @@ public final class HintedHandoff implements AutoCloseable {
      * @param window        hints in flight to one peer at once
      */
     public HintedHandoff(HintStore store, Map<String, Replica> peers, Duration checkInterval, int window) {
+        this(store, peers, checkInterval, window, NodeMetrics.unregistered());
+    }
+
+    /** @param metrics where the hints delivered to each peer are counted */
+    public HintedHandoff(HintStore store, Map<String, Replica> peers, Duration checkInterval, int window,
+                         NodeMetrics metrics) {
+        peers.keySet().forEach(peer -> delivered.put(peer, metrics.hintsDelivered(peer)));
         this.store = store;
         this.peers = Map.copyOf(peers);
         this.checkInterval = checkInterval;
@@ -89,7 +99,7 @@ public final class HintedHandoff implements AutoCloseable {
 
     /** Hints delivered (acknowledged by their peer) since start. */
     public long delivered() {
-        return delivered.get();
+        return (long) delivered.values().stream().mapToDouble(Counter::count).sum();
     }
 
     private CompletableFuture<Void> deliverPendingNow() {
@@ -165,7 +175,7 @@ public final class HintedHandoff implements AutoCloseable {
             long last = hints.get(hints.size() - 1).seq();
             store.delete(acknowledged).whenCompleteAsync((ignored, error) -> {
                 if (error == null) {
-                    delivered.addAndGet(acknowledged.size());
+                    delivered.get(peer).increment(acknowledged.size());
                     sent += acknowledged.size();
                 }
                 if (error == null && allAcknowledged) {

@@ -1,5 +1,6 @@
 package io.kvorum.node.http;
 
+import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.util.Failures;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -31,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * answers that complete on other threads (storage, transport) are written back on the event loop.
  * While a request is in progress, later ones wait in {@code queued} and reading from the socket
  * pauses, which also bounds the queue. Every request counts in {@link InFlightRequests} from its
- * start until its answer is written or the connection closes.
+ * start until its answer is written or the connection closes. A client operation whose answer was
+ * written (the last chunk, for a range) is counted by {@link RequestMetering} with its status and
+ * latency; one whose connection closed first is not, as nobody was answered.
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
@@ -39,15 +42,21 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private final Function<FullHttpRequest, Answer> router;
     private final InFlightRequests inFlight;
+    private final RequestMetering metering;
     private final ArrayDeque<FullHttpRequest> queued = new ArrayDeque<>();
     private boolean busy;
     private boolean keepAlive;
     private RangeResponder range;
+    /** The request in progress: its operation (null if it is none), when it started, and the status it was answered. */
+    private NodeMetrics.Op op;
+    private long startNanos;
+    private int status;
 
     /** @param router decides the answer to a request without blocking; reads the request only before returning */
-    ConnectionHandler(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight) {
+    ConnectionHandler(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight, RequestMetering metering) {
         this.router = router;
         this.inFlight = inFlight;
+        this.metering = metering;
     }
 
     @Override
@@ -68,6 +77,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         busy = true;
         inFlight.started();
         keepAlive = HttpUtil.isKeepAlive(request);
+        op = null;
+        startNanos = System.nanoTime();
         try {
             DecoderResult decoded = request.decoderResult();
             if (decoded.isFailure()) {
@@ -79,6 +90,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 respond(ctx, malformed(decoded.cause()));
                 return;
             }
+            op = metering.operations().apply(request);
             Answer answer = router.apply(request);
             if (answer instanceof Answer.Streamed streamed) {
                 range = new RangeResponder(ctx, streamed.entries(), this);
@@ -106,12 +118,14 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** Writes a complete answer to the request in progress. Event loop only. */
     void respond(ChannelHandlerContext ctx, FullHttpResponse response) {
+        status = response.status().code();
         HttpUtil.setKeepAlive(response, keepAlive);
         ctx.writeAndFlush(response).addListener(f -> finished(ctx));
     }
 
     /** Begins a streamed answer (the headers). Event loop only. */
     void respondStreaming(ChannelHandlerContext ctx, HttpResponse head) {
+        status = head.status().code();
         HttpUtil.setKeepAlive(head, keepAlive);
         ctx.write(head);
     }
@@ -123,6 +137,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         busy = false;
         range = null;
+        metering.answered(op, status, System.nanoTime() - startNanos);
+        op = null;
         inFlight.finished();
         if (!keepAlive) {
             ctx.close();

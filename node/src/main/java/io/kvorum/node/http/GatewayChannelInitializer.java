@@ -50,17 +50,20 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
 
     private final Function<FullHttpRequest, Answer> router;
     private final InFlightRequests inFlight;
+    private final RequestMetering metering;
     private final int maxValueBytes;
     private final ChannelGroup openChannels;
 
     /**
      * @param router       what answers each request ({@link RequestRouter#route} but in tests)
+     * @param metering     counts the client operations answered
      * @param openChannels every accepted connection is added here, so shutdown can close them
      */
-    GatewayChannelInitializer(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight, int maxValueBytes,
-                              ChannelGroup openChannels) {
+    GatewayChannelInitializer(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight,
+                              RequestMetering metering, int maxValueBytes, ChannelGroup openChannels) {
         this.router = router;
         this.inFlight = inFlight;
+        this.metering = metering;
         this.maxValueBytes = maxValueBytes;
         this.openChannels = openChannels;
     }
@@ -78,7 +81,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
         p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, MAX_CHUNK_BYTES));
         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
         p.addLast("aggregator", new BodyLimit(maxValueBytes));
-        p.addLast("connection", new ConnectionHandler(router, inFlight));
+        p.addLast("connection", new ConnectionHandler(router, inFlight, metering));
     }
 
     /** The aggregator, with the SPEC's plain-text 413 instead of Netty's empty one. */

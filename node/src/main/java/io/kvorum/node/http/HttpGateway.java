@@ -2,6 +2,7 @@ package io.kvorum.node.http;
 
 import io.kvorum.node.antientropy.RepairReport;
 import io.kvorum.node.coordinator.Coordinator;
+import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.util.NamedThreadFactory;
 import io.netty.bootstrap.ServerBootstrap;
@@ -32,6 +33,7 @@ import java.util.function.Supplier;
 public final class HttpGateway {
 
     private final RequestRouter router;
+    private final RequestMetering metering;
     private final InFlightRequests inFlight = new InFlightRequests();
     private final int maxValueBytes;
     private final int threads;
@@ -45,11 +47,16 @@ public final class HttpGateway {
      * @param status  the body of {@code GET /v0/status}, serialized as JSON
      * @param repair  runs {@code POST /v0/repair}; completes with the report whether or not every peer was
      *                reached: its JSON summary answers 200, or 504 naming the peers that were not
+     * @param metrics counts the client requests answered, reports those in progress, and is what
+     *                {@code GET /metrics} shows
      */
     public HttpGateway(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
                        int maxValueBytes, int threads, Supplier<NodeStatus> status,
-                       Supplier<CompletableFuture<RepairReport>> repair) {
-        this.router = new RequestRouter(coordinator, clusterSize, replicationFactor, clock, status, repair);
+                       Supplier<CompletableFuture<RepairReport>> repair, NodeMetrics metrics) {
+        this.router = new RequestRouter(coordinator, clusterSize, replicationFactor, clock, status, repair,
+                metrics::scrape);
+        this.metering = RequestMetering.of(metrics);
+        metrics.bindRequestsInFlight(inFlight::count);
         this.maxValueBytes = maxValueBytes;
         this.threads = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
     }
@@ -68,7 +75,7 @@ public final class HttpGateway {
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
-                .childHandler(new GatewayChannelInitializer(router::route, inFlight, maxValueBytes, channels));
+                .childHandler(new GatewayChannelInitializer(router::route, inFlight, metering, maxValueBytes, channels));
         try {
             serverChannel = bootstrap.bind(bindAddress, port).sync().channel();
         } catch (Exception e) {

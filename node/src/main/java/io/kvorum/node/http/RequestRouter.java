@@ -3,6 +3,7 @@ package io.kvorum.node.http;
 import io.kvorum.node.antientropy.RepairReport;
 import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.coordinator.Quorum;
+import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.time.Clock;
 import io.netty.buffer.ByteBufUtil;
@@ -12,6 +13,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
@@ -25,20 +27,38 @@ import java.util.function.Supplier;
  * how its answer is written. Stateless apart from what it calls into; one per gateway, shared by
  * every connection. {@link #route} does not block, and reads the request only before it returns.
  *
- * @param status the body of {@code GET /v0/status}
- * @param repair runs {@code POST /v0/repair}; completes with the report whether or not every peer was
- *               reached (200, or 504 naming those that were not)
+ * @param status  the body of {@code GET /v0/status}
+ * @param repair  runs {@code POST /v0/repair}; completes with the report whether or not every peer was
+ *                reached (200, or 504 naming those that were not)
+ * @param metrics the body of {@code GET /metrics}, in Prometheus' text format ({@link NodeMetrics#scrape})
  */
 record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
-                     Supplier<NodeStatus> status, Supplier<CompletableFuture<RepairReport>> repair) {
+                     Supplier<NodeStatus> status, Supplier<CompletableFuture<RepairReport>> repair,
+                     Supplier<String> metrics) {
 
     private static final String ENTITY_METHODS = "GET, PUT, DELETE";
+    private static final String METRICS_METHODS = "GET, HEAD";
+
+    /**
+     * The client operation a request is, as {@code kvorum_requests_total} counts it: null for what
+     * is not one (status, metrics, an unknown path or a method the path does not allow). Never throws.
+     */
+    static NodeMetrics.Op operationOf(FullHttpRequest request) {
+        HttpMethod method = request.method();
+        return switch (pathOf(originForm(request.uri()))) {
+            case "/v0/entity" -> method.equals(HttpMethod.GET) ? NodeMetrics.Op.GET
+                    : method.equals(HttpMethod.PUT) ? NodeMetrics.Op.PUT
+                    : method.equals(HttpMethod.DELETE) ? NodeMetrics.Op.DELETE : null;
+            case "/v0/entities" -> method.equals(HttpMethod.GET) ? NodeMetrics.Op.RANGE : null;
+            case "/v0/repair" -> method.equals(HttpMethod.POST) ? NodeMetrics.Op.REPAIR : null;
+            default -> null;
+        };
+    }
 
     Answer route(FullHttpRequest request) {
         String uri = originForm(request.uri());
-        int q = uri.indexOf('?');
-        String path = q < 0 ? uri : uri.substring(0, q);
-        String rawQuery = q < 0 ? null : uri.substring(q + 1);
+        String path = pathOf(uri);
+        String rawQuery = path.length() < uri.length() ? uri.substring(path.length() + 1) : null;
         HttpMethod method = request.method();
         return switch (path) {
             case "/v0/entity" -> method.equals(HttpMethod.GET) || method.equals(HttpMethod.PUT)
@@ -55,9 +75,20 @@ record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFa
                     ? Answer.later(repair.get().thenApply(report ->
                             Responses.json(HttpResponseStatus.OK, RepairSummary.of(report.requireComplete()))))
                     : Answer.now(Responses.methodNotAllowed("POST"));
+            // HEAD too, as scrapers and load balancers probe with it; the codec leaves the body out.
+            case "/metrics" -> method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD)
+                    ? Answer.now(Responses.bytes(HttpResponseStatus.OK,
+                            Unpooled.copiedBuffer(metrics.get(), StandardCharsets.UTF_8), NodeMetrics.CONTENT_TYPE))
+                    : Answer.now(Responses.methodNotAllowed(METRICS_METHODS));
             default -> Answer.now(Responses.text(HttpResponseStatus.BAD_REQUEST, "unknown path '" + path
-                    + "'; the API is /v0/entity, /v0/entities, /v0/status and /v0/repair"));
+                    + "'; the API is /v0/entity, /v0/entities, /v0/status, /v0/repair and /metrics"));
         };
+    }
+
+    /** The path of an origin-form target: up to the query, if there is one. */
+    private static String pathOf(String uri) {
+        int q = uri.indexOf('?');
+        return q < 0 ? uri : uri.substring(0, q);
     }
 
     /** The path-and-query part of an absolute-form target ({@code http://host/path?q}), which RFC 9112 requires servers to accept. */

@@ -103,6 +103,11 @@ public final class BatchingWriter<T> {
         return Offer.QUEUED;
     }
 
+    /** Items waiting for the writer now. */
+    public int queued() {
+        return queue.size();
+    }
+
     /** Whether {@link #stop} was called: from then on, every offer is refused. */
     public boolean isStopping() {
         return stopping;

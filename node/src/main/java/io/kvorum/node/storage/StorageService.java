@@ -1,8 +1,10 @@
 package io.kvorum.node.storage;
 
+import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.util.NodeThreads;
+import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -22,7 +24,9 @@ import org.slf4j.LoggerFactory;
  * small pool ({@code storage-reader-N}).
  *
  * <p>Both queues are bounded. When one is full the operation fails at once with
- * {@link StorageOverloadedException} and has had no effect; callers answer 503.
+ * {@link StorageOverloadedException} and has had no effect; callers answer 503. Such refusals
+ * count in {@code kvorum_storage_rejected_total}, and the queues' depths are reported as
+ * {@code kvorum_storage_queue_depth}.
  *
  * <p>Futures complete on the storage threads; continuations must be short and non-blocking.
  */
@@ -35,9 +39,17 @@ public final class StorageService implements AutoCloseable {
     private final LevelDbStore store;
     private final ThreadPoolExecutor readers;
     private final BatchingWriter<PendingMutation> writer;
+    private final Counter rejected;
 
+    /** Storage whose meters are its own ({@link NodeMetrics#unregistered}). */
     public StorageService(LevelDbStore store, int readerThreads, int queueCapacity) {
+        this(store, readerThreads, queueCapacity, NodeMetrics.unregistered());
+    }
+
+    /** @param metrics where refusals are counted and the queues' depths reported */
+    public StorageService(LevelDbStore store, int readerThreads, int queueCapacity, NodeMetrics metrics) {
         this.store = store;
+        this.rejected = metrics.storageRejected();
         this.readers = NodeThreads.bounded("storage-reader", readerThreads, queueCapacity);
         this.writer = new BatchingWriter<>(task -> NodeThreads.single("storage-writer", task), queueCapacity,
                 MAX_BATCH, new BatchingWriter.Handler<>() {
@@ -52,6 +64,8 @@ public final class StorageService implements AutoCloseable {
                     }
                 });
         this.writer.start();
+        metrics.bindStorageQueue(NodeMetrics.StorageQueue.WRITE, writer::queued);
+        metrics.bindStorageQueue(NodeMetrics.StorageQueue.READ, () -> readers.getQueue().size());
     }
 
     /** The stored record of a key (tombstones and expired records included), or null. */
@@ -66,6 +80,7 @@ public final class StorageService implements AutoCloseable {
                 }
             });
         } catch (RejectedExecutionException e) {
+            rejected.increment();
             result.completeExceptionally(new StorageOverloadedException("storage read queue is full"));
         }
         return result;
@@ -85,7 +100,10 @@ public final class StorageService implements AutoCloseable {
         PendingMutation pending = new PendingMutation(mutation, new CompletableFuture<>());
         switch (writer.offer(pending)) {
             case QUEUED -> { }
-            case FULL -> pending.done.completeExceptionally(new StorageOverloadedException("storage write queue is full"));
+            case FULL -> {
+                rejected.increment();
+                pending.done.completeExceptionally(new StorageOverloadedException("storage write queue is full"));
+            }
             case STOPPING -> pending.done.completeExceptionally(new StorageOverloadedException("storage is shutting down"));
         }
         return pending.done;

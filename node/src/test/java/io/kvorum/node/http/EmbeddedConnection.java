@@ -36,7 +36,7 @@ final class EmbeddedConnection implements AutoCloseable {
     }
 
     EmbeddedConnection(Function<FullHttpRequest, Answer> router) {
-        server = new EmbeddedChannel(new GatewayChannelInitializer(router, inFlight, MAX_VALUE_BYTES,
+        server = new EmbeddedChannel(new GatewayChannelInitializer(router, inFlight, RequestMetering.NONE, MAX_VALUE_BYTES,
                 new DefaultChannelGroup(GlobalEventExecutor.INSTANCE)));
     }
 

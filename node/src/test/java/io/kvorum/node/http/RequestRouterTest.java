@@ -49,7 +49,7 @@ class RequestRouterTest {
         Coordinator coordinator = new Coordinator("n1", new Placement(Topology.parse("n1=127.0.0.1:8081:9081")),
                 Map.of("n1", replica), new HybridLogicalClock(clock), clock, Duration.ofSeconds(30),
                 (task, delay, unit) -> () -> { }, (start, end) -> new ListStream(rangeEntries));
-        RequestRouter router = new RequestRouter(coordinator, 1, 1, clock, () -> status, () -> repair);
+        RequestRouter router = new RequestRouter(coordinator, 1, 1, clock, () -> status, () -> repair, () -> "");
         connection = new EmbeddedConnection(router::route);
     }
 
@@ -150,7 +150,7 @@ class RequestRouterTest {
 
         assertThat(reply.status()).isEqualTo(400);
         assertThat(reply.body()).isEqualTo("unknown path '/v0/statuses'; the API is /v0/entity, /v0/entities, "
-                + "/v0/status and /v0/repair\n");
+                + "/v0/status, /v0/repair and /metrics\n");
         assertThat(connection.isOpen()).isTrue();
     }
 

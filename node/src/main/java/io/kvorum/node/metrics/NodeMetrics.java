@@ -1,0 +1,393 @@
+package io.kvorum.node.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.core.instrument.config.MeterFilterReply;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.DoubleSupplier;
+
+/**
+ * The meters of one node (SPEC §6), and the only place their names and labels are written: the
+ * components that record are handed the meters they need from here, resolved once, so that the
+ * request path never looks a meter up by name. {@link #scrape} renders them all, with the JVM's and
+ * the process's, in Prometheus' text format 0.0.4 for {@code GET /metrics}.
+ *
+ * <p>Labels are bounded: an operation, an HTTP status, a cluster member's id, an outcome, a
+ * direction or a queue, never a key. Every family exists from the start: the meters of each
+ * member given to the constructor, each operation with the statuses it answers, each outcome,
+ * direction and queue are registered at zero before anything happens.
+ *
+ * <p>Thread-safe. Each node has its own registry, so several nodes in one JVM (tests) do not
+ * share their counts. {@link #close} detaches the JVM binders that listen for garbage collections.
+ */
+public final class NodeMetrics implements AutoCloseable {
+
+    /** A client operation, as label {@code op}. */
+    public enum Op {
+        GET(200, 404), PUT(201, 413), DELETE(202), RANGE(200), REPAIR(200);
+
+        /** The statuses an operation answers besides 400, 503 and 504, the ones every operation may. */
+        private final int[] ownStatuses;
+
+        Op(int... ownStatuses) {
+            this.ownStatuses = ownStatuses;
+        }
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** How a replica answered a request of this coordinator, as label {@code outcome}. */
+    public enum ReplicaOutcome {
+        /** It answered. */
+        OK,
+        /** No answer came within the deadline. */
+        TIMEOUT,
+        /** It could not be reached, was known down, or failed the request. */
+        UNAVAILABLE,
+        /** It refused the request because its storage queue was full. */
+        OVERLOADED;
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** Records moved by anti-entropy, as label {@code direction}. */
+    public enum Direction {
+        SENT, RECEIVED
+    }
+
+    /** A bounded storage queue, as label {@code queue}. */
+    public enum StorageQueue {
+        WRITE, READ
+    }
+
+    /** The anti-entropy round outcomes besides {@code ok}: {@code RepairException.Reason}'s, lower case. */
+    public static final String ROUND_OK = "ok";
+
+    /** The bucket bounds of {@code kvorum_request_duration_seconds}: 100 µs to 10 s, about three per decade. */
+    static final Duration[] LATENCY_BUCKETS = {
+        micros(100), micros(250), micros(500), millis(1), micros(2_500), millis(5), millis(10), millis(25),
+        millis(50), millis(100), millis(250), millis(500), millis(1_000), millis(2_500), millis(5_000),
+        millis(10_000)};
+
+    /** The statuses of a request that every operation may answer: bad request, overloaded, not enough replicas. */
+    private static final int[] COMMON_STATUSES = {400, 503, 504};
+    private static final int MAX_STATUS = 599;
+    private static final DoubleSupplier ZERO = () -> 0;
+
+    /** The content type of {@link #scrape}'s text. */
+    public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+    /**
+     * Keeps {@code promtool check metrics} quiet about two of the binders' names: drops
+     * {@code process_cpu_time_ns_total} (an abbreviated unit; {@code process_cpu_usage} stays) and
+     * renames {@code system_cpu_count}, a gauge with a {@code _count} suffix, to {@code system_cpu_cores}.
+     */
+    private static final MeterFilter PROMTOOL_CLEAN = new MeterFilter() {
+        @Override
+        public MeterFilterReply accept(Meter.Id id) {
+            return id.getName().equals("process.cpu.time") ? MeterFilterReply.DENY : MeterFilterReply.NEUTRAL;
+        }
+
+        @Override
+        public Meter.Id map(Meter.Id id) {
+            return id.getName().equals("system.cpu.count") ? id.withName("system.cpu.cores") : id;
+        }
+    };
+
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final JvmGcMetrics gc = new JvmGcMetrics();
+    private final Set<String> roundOutcomes;
+
+    /** Requests by operation and status: preregistered statuses in the array, any other (bounded by 599) in the map. */
+    private final Counter[][] requests = new Counter[Op.values().length][MAX_STATUS + 1];
+    private final Map<Integer, Counter> otherRequests = new ConcurrentHashMap<>();
+    private final Timer[] durations = new Timer[Op.values().length];
+
+    private final Set<String> registeredMembers = ConcurrentHashMap.newKeySet();
+    private final Map<String, ReplicaCounters> replicas = new ConcurrentHashMap<>();
+    private final Map<String, Counter> hintsDelivered = new ConcurrentHashMap<>();
+    private final Map<String, Counter> hintsDropped = new ConcurrentHashMap<>();
+    /** What {@code kvorum_peer_up} and {@code kvorum_hints_pending} read, by member, once bound; 0 before. */
+    private final Map<String, DoubleSupplier> peerUp = new ConcurrentHashMap<>();
+    private final Map<String, DoubleSupplier> hintsPendingSources = new ConcurrentHashMap<>();
+    private final Map<String, Gauge> hintsPending = new ConcurrentHashMap<>();
+    private final Map<String, Map<String, Counter>> rounds = new ConcurrentHashMap<>();
+    private final Map<Direction, Counter> antiEntropyRecords = new EnumMap<>(Direction.class);
+    private final Counter readRepairs;
+    private final Counter storageRejected;
+
+    /**
+     * Registers every family, with a series for each of {@code members} where a family is labelled
+     * by peer, this node's own id among them, so that every node shows the same series: the
+     * coordinator counts what it sends to its own replica too, this node is always up to itself, and
+     * it never has hints for itself. A peer's {@code kvorum_peer_up} and {@code kvorum_hints_pending}
+     * read 0 until their source is bound ({@link #bindPeerUp}, {@link #bindHintsPending}).
+     *
+     * @param self          this node's id, one of {@code members}
+     * @param roundOutcomes the outcomes an anti-entropy round may end with, besides {@link #ROUND_OK}
+     */
+    public NodeMetrics(String self, Collection<String> members, Collection<String> roundOutcomes) {
+        this(members, roundOutcomes, true);
+        bindPeerUp(self, () -> true);
+    }
+
+    private NodeMetrics(Collection<String> members, Collection<String> roundOutcomes, boolean jvm) {
+        registry.config().meterFilter(PROMTOOL_CLEAN); // before any meter, as Micrometer requires
+        this.roundOutcomes = new TreeSet<>(roundOutcomes);
+        this.roundOutcomes.add(ROUND_OK);
+        for (Op op : Op.values()) {
+            durations[op.ordinal()] = Timer.builder("kvorum.request.duration")
+                    .description("Latency of the client requests this node answered as coordinator, by operation")
+                    .tag("op", op.label())
+                    .serviceLevelObjectives(LATENCY_BUCKETS)
+                    .register(registry);
+            for (int status : COMMON_STATUSES) {
+                requests[op.ordinal()][status] = requestCounter(op, status);
+            }
+            for (int status : op.ownStatuses) {
+                requests[op.ordinal()][status] = requestCounter(op, status);
+            }
+        }
+        readRepairs = Counter.builder("kvorum.read.repairs")
+                .description("Records sent to stale replicas by reads").register(registry);
+        storageRejected = Counter.builder("kvorum.storage.rejected")
+                .description("Storage reads and writes refused because a queue was full (answered 503)")
+                .register(registry);
+        for (Direction d : Direction.values()) {
+            antiEntropyRecords.put(d, Counter.builder("kvorum.anti.entropy.records")
+                    .description("Records anti-entropy sent to peers or received from them")
+                    .tag("direction", d.name().toLowerCase(Locale.ROOT)).register(registry));
+        }
+        members.forEach(this::registerMember);
+        if (!jvm) {
+            return;
+        }
+        new JvmMemoryMetrics().bindTo(registry);
+        gc.bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ClassLoaderMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        new FileDescriptorMetrics().bindTo(registry);
+    }
+
+    /**
+     * Metrics for a component used on its own (tests, tools): no member registered up front, so
+     * meters appear as they are used, and no JVM binders, so there is nothing to close.
+     */
+    public static NodeMetrics unregistered() {
+        return new NodeMetrics(Set.of(), Set.of(), false);
+    }
+
+    private void registerMember(String member) {
+        if (!registeredMembers.add(member)) {
+            return; // registering a gauge again would only be ignored, with a warning
+        }
+        gauge("kvorum.peer.up", "1 while this node can reach the peer, else 0", Tags.of("peer", member),
+                () -> peerUp.getOrDefault(member, ZERO).getAsDouble());
+        hintsPending(member);
+        replicas(member);
+        hintsDelivered(member);
+        hintsDropped(member);
+        for (String outcome : roundOutcomes) {
+            antiEntropyRound(member, outcome);
+        }
+    }
+
+    // ---- the HTTP gateway ----
+
+    /** Counts a client request answered with {@code status} after {@code nanos}. */
+    public void requestAnswered(Op op, int status, long nanos) {
+        Counter c = status >= 0 && status <= MAX_STATUS ? requests[op.ordinal()][status] : null;
+        if (c == null) {
+            int bounded = Math.max(0, Math.min(status, MAX_STATUS));
+            c = otherRequests.computeIfAbsent(op.ordinal() * 1000 + bounded, k -> requestCounter(op, bounded));
+        }
+        c.increment();
+        durations[op.ordinal()].record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    private Counter requestCounter(Op op, int status) {
+        return Counter.builder("kvorum.requests")
+                .description("Client requests this node answered as coordinator, by operation and HTTP status")
+                .tags("op", op.label(), "code", Integer.toString(status)).register(registry);
+    }
+
+    /** Reports the requests in progress over the gateway's connections. */
+    public void bindRequestsInFlight(DoubleSupplier inFlight) {
+        gauge("kvorum.http.requests.in.flight", "Client requests in progress over all HTTP connections", Tags.empty(),
+                inFlight);
+    }
+
+    // ---- the coordinator ----
+
+    /** The counters of requests sent to one replica, by outcome. */
+    public ReplicaCounters replicas(String member) {
+        return replicas.computeIfAbsent(member, m -> {
+            Map<ReplicaOutcome, Counter> byOutcome = new EnumMap<>(ReplicaOutcome.class);
+            for (ReplicaOutcome o : ReplicaOutcome.values()) {
+                byOutcome.put(o, Counter.builder("kvorum.replica.requests")
+                        .description("Requests this coordinator sent to each replica, by how the replica answered")
+                        .tags("peer", m, "outcome", o.label()).register(registry));
+            }
+            return new ReplicaCounters(byOutcome);
+        });
+    }
+
+    /** The requests a coordinator sent to one replica, by outcome. Thread-safe. */
+    public static final class ReplicaCounters {
+        private final Counter[] byOutcome = new Counter[ReplicaOutcome.values().length];
+
+        private ReplicaCounters(Map<ReplicaOutcome, Counter> byOutcome) {
+            byOutcome.forEach((o, c) -> this.byOutcome[o.ordinal()] = c);
+        }
+
+        public void answered(ReplicaOutcome outcome) {
+            byOutcome[outcome.ordinal()].increment();
+        }
+    }
+
+    public Counter readRepairs() {
+        return readRepairs;
+    }
+
+    // ---- liveness ----
+
+    /** Reports whether this node can reach {@code peer}: {@code up} is read at each scrape. */
+    public void bindPeerUp(String peer, BooleanSupplier up) {
+        registerMember(peer);
+        peerUp.put(peer, () -> up.getAsBoolean() ? 1 : 0);
+    }
+
+    // ---- hinted handoff ----
+
+    /** Reports the hints waiting for {@code peer}: {@code pending} is read at each scrape and by {@link #hintsPendingByPeer}. */
+    public void bindHintsPending(String peer, DoubleSupplier pending) {
+        hintsPending(peer);
+        hintsPendingSources.put(peer, pending);
+    }
+
+    private Gauge hintsPending(String peer) {
+        return hintsPending.computeIfAbsent(peer, p -> gauge("kvorum.hints.pending", "Hints waiting for the peer",
+                Tags.of("peer", p), () -> hintsPendingSources.getOrDefault(p, ZERO).getAsDouble()));
+    }
+
+    public Counter hintsDelivered(String peer) {
+        return hintsDelivered.computeIfAbsent(peer, p -> Counter.builder("kvorum.hints.delivered")
+                .description("Hints delivered to the peer").tag("peer", p).register(registry));
+    }
+
+    public Counter hintsDropped(String peer) {
+        return hintsDropped.computeIfAbsent(peer, p -> Counter.builder("kvorum.hints.dropped")
+                .description("Hints dropped for the peer (over its bound, too old, or the queue full)")
+                .tag("peer", p).register(registry));
+    }
+
+    /** The peers that have hints waiting, with how many, by peer id: {@code /v0/status}'s {@code hints.pending}. */
+    public Map<String, Long> hintsPendingByPeer() {
+        Map<String, Long> out = new TreeMap<>();
+        hintsPending.forEach((peer, gauge) -> {
+            long n = (long) gauge.value();
+            if (n > 0) {
+                out.put(peer, n);
+            }
+        });
+        return out;
+    }
+
+    /** Hints delivered since this node started, to every peer. */
+    public long hintsDeliveredTotal() {
+        return sum(hintsDelivered);
+    }
+
+    /** Hints dropped since this node started, for every peer. */
+    public long hintsDroppedTotal() {
+        return sum(hintsDropped);
+    }
+
+    // ---- anti-entropy ----
+
+    /** The rounds this node started with {@code peer} that ended with {@code outcome}. */
+    public Counter antiEntropyRound(String peer, String outcome) {
+        return rounds.computeIfAbsent(peer, p -> new ConcurrentHashMap<>()).computeIfAbsent(outcome, o ->
+                Counter.builder("kvorum.anti.entropy.rounds")
+                        .description("Anti-entropy rounds this node started, by peer and outcome")
+                        .tags("peer", peer, "outcome", o).register(registry));
+    }
+
+    public Counter antiEntropyRecords(Direction direction) {
+        return antiEntropyRecords.get(direction);
+    }
+
+    // ---- storage ----
+
+    /** Reports the operations waiting in a storage queue: {@code depth} is read at each scrape. */
+    public void bindStorageQueue(StorageQueue queue, DoubleSupplier depth) {
+        gauge("kvorum.storage.queue.depth", "Operations waiting in a storage queue",
+                Tags.of("queue", queue.name().toLowerCase(Locale.ROOT)), depth);
+    }
+
+    public Counter storageRejected() {
+        return storageRejected;
+    }
+
+    // ---- exposition ----
+
+    /** Every meter, in Prometheus' text format 0.0.4 ({@link #CONTENT_TYPE}). */
+    public String scrape() {
+        return registry.scrape(CONTENT_TYPE);
+    }
+
+    @Override
+    public void close() {
+        gc.close();
+    }
+
+    private Gauge gauge(String name, String description, Tags tags, DoubleSupplier value) {
+        return Gauge.builder(name, value::getAsDouble).description(description).tags(tags).strongReference(true)
+                .register(registry);
+    }
+
+    private static long sum(Map<String, Counter> counters) {
+        double total = 0;
+        for (Counter c : counters.values()) {
+            total += c.count();
+        }
+        return (long) total;
+    }
+
+    private static Duration micros(long n) {
+        return Duration.ofNanos(n * 1_000);
+    }
+
+    private static Duration millis(long n) {
+        return Duration.ofMillis(n);
+    }
+}
