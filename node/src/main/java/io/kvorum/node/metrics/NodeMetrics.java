@@ -354,6 +354,12 @@ public final class NodeMetrics implements AutoCloseable {
                 Tags.of("queue", queue.name().toLowerCase(Locale.ROOT)), depth);
     }
 
+    /** Reports about how many bytes the store takes on disk: {@code bytes} is read at each scrape. */
+    public void bindStorageBytes(DoubleSupplier bytes) {
+        gauge("kvorum.storage.bytes", "About how many bytes the store's tables take on disk (LevelDB's estimate)",
+                Tags.empty(), bytes);
+    }
+
     public Counter storageRejected() {
         return storageRejected;
     }

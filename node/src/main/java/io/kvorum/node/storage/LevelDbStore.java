@@ -19,6 +19,7 @@ import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.iq80.leveldb.DB;
 import org.iq80.leveldb.DBIterator;
+import org.iq80.leveldb.Range;
 import org.iq80.leveldb.WriteBatch;
 import org.iq80.leveldb.WriteOptions;
 import org.slf4j.Logger;
@@ -149,6 +150,23 @@ public final class LevelDbStore implements AutoCloseable {
         }
         return bytes == null ? null : RecordCodec.decode(bytes);
     }
+
+    /**
+     * About how many bytes the store's tables take on disk (LevelDB's approximate size of the whole
+     * key space: records and index, not what is still only in the write-ahead log); 0 once closed.
+     * Cheap: LevelDB answers from its table metadata.
+     */
+    public long approximateBytes() {
+        closeLock.readLock().lock();
+        try {
+            return closed ? 0 : db.getApproximateSizes(new Range(new byte[0], WHOLE_KEY_SPACE_END))[0];
+        } finally {
+            closeLock.readLock().unlock();
+        }
+    }
+
+    /** Past every key: records are below 0xFF, and the index's keys start with 0xFF 0x00 or 0xFF 0x01. */
+    private static final byte[] WHOLE_KEY_SPACE_END = {(byte) 0xFF, (byte) 0xFF};
 
     /** Call with {@link #closeLock} held. */
     private void checkOpen(String what) {

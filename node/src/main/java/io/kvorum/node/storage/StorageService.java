@@ -66,6 +66,7 @@ public final class StorageService implements AutoCloseable {
         this.writer.start();
         metrics.bindStorageQueue(NodeMetrics.StorageQueue.WRITE, writer::queued);
         metrics.bindStorageQueue(NodeMetrics.StorageQueue.READ, () -> readers.getQueue().size());
+        metrics.bindStorageBytes(store::approximateBytes);
     }
 
     /** The stored record of a key (tombstones and expired records included), or null. */

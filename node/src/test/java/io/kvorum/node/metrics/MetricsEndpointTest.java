@@ -74,6 +74,23 @@ class MetricsEndpointTest {
                 .allMatch(f -> f.matches("(kvorum|jvm|process|system)_\\w+"));
     }
 
+    /** What the store takes on disk, once its writes are in tables (a restart writes the log's into one). */
+    @Test
+    void theStoreSizeFollowsWhatWasWritten() throws Exception {
+        byte[] value = new byte[1024];
+        try (TestNode node = TestNode.start(dataDir)) {
+            assertThat(scrape(node.baseUri()).sum("kvorum_storage_bytes", Map.of())).as("empty").isLessThan(4096);
+            for (int i = 0; i < 300; i++) {
+                new java.util.Random(i).nextBytes(value); // incompressible
+                assertThat(node.put("/v0/entity?id=size-" + i, value).statusCode()).isEqualTo(201);
+            }
+        }
+        try (TestNode node = TestNode.start(dataDir)) {
+            assertThat(scrape(node.baseUri()).sum("kvorum_storage_bytes", Map.of()))
+                    .as("300 values of 1 KiB").isBetween(250_000.0, 1_000_000.0);
+        }
+    }
+
     @Test
     void aFreshNodeShowsEveryFamilyAtZero() throws Exception {
         try (TestNode node = TestNode.start(dataDir)) {
