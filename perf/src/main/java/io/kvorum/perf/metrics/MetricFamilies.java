@@ -54,7 +54,8 @@ public final class MetricFamilies {
 
     /**
      * The family a sample name belongs to, given the families known: {@code name} itself when it
-     * is one, else {@code name} without a histogram suffix when that is a known histogram family,
+     * is one, else {@code name} without a histogram suffix when that is one of {@code families}
+     * and of {@link #HISTOGRAMS} (so a counter's {@code _count} is not taken for a histogram's),
      * else {@code name} unchanged (an unknown family).
      */
     public static String familyOf(String sampleName, Set<String> families) {
@@ -64,7 +65,7 @@ public final class MetricFamilies {
         for (String suffix : HISTOGRAM_SUFFIXES) {
             if (sampleName.endsWith(suffix)) {
                 String base = sampleName.substring(0, sampleName.length() - suffix.length());
-                if (families.contains(base)) {
+                if (families.contains(base) && HISTOGRAMS.contains(base)) {
                     return base;
                 }
             }
