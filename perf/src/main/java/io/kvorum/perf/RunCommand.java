@@ -1,13 +1,13 @@
 package io.kvorum.perf;
 
 import io.kvorum.perf.load.LoadRunner;
-import io.kvorum.perf.metrics.MetricsReport;
-import io.kvorum.perf.metrics.MetricsScraper;
-import io.kvorum.perf.metrics.ScrapeLog;
 import io.kvorum.perf.load.LoadSpec;
 import io.kvorum.perf.load.LoadTool;
 import io.kvorum.perf.load.Preloader;
 import io.kvorum.perf.load.WrkOutput;
+import io.kvorum.perf.metrics.MetricsReport;
+import io.kvorum.perf.metrics.MetricsScraper;
+import io.kvorum.perf.metrics.ScrapeLog;
 import io.kvorum.perf.profile.AsyncProfiler;
 import io.kvorum.perf.report.GcLog;
 import io.kvorum.perf.report.GitInfo;
@@ -16,6 +16,7 @@ import io.kvorum.perf.report.MachineInfo;
 import io.kvorum.perf.report.NodeGc;
 import io.kvorum.perf.report.RunReport;
 import io.kvorum.perf.report.RunResult;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,6 +26,7 @@ import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -129,13 +131,13 @@ final class RunCommand implements Callable<Integer> {
      * Writes the scraped samples and the plots of the nodes' metrics into the run folder and
      * returns the report's section about them (one sentence when the nodes expose none).
      */
-    static String writeMetrics(ScrapeLog scrapes, GcLog.Window window, Path runDir) throws java.io.IOException {
+    static String writeMetrics(ScrapeLog scrapes, GcLog.Window window, Path runDir) throws IOException {
         long origin = window.start().toEpochMilli();
         MetricsReport metrics = new MetricsReport(scrapes, origin, window.seconds());
         if (scrapes.hasSeries()) {
             scrapes.writeCsv(runDir.resolve(MetricsReport.CSV));
         }
-        for (java.util.Map.Entry<String, String> plot : metrics.plots().entrySet()) {
+        for (Map.Entry<String, String> plot : metrics.plots().entrySet()) {
             Files.writeString(runDir.resolve(plot.getKey()), plot.getValue(), StandardCharsets.UTF_8);
         }
         return metrics.markdown();
