@@ -1,9 +1,11 @@
 package io.kvorum.node;
 
+import io.kvorum.node.admin.StatusCommand;
 import io.kvorum.node.config.ConfigException;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
 import java.io.PrintStream;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.Map;
@@ -21,6 +23,9 @@ import picocli.CommandLine.ParseResult;
  * <p>The picocli model is built from {@link NodeOption}, so the flags, their {@code KVORUM_*}
  * variables, and {@code --help} all come from one table. A flag wins over its variable. Any bad
  * option exits with status 2 and one line on stderr; a node that cannot start exits with 1.
+ *
+ * <p>{@code java -jar kvorum-node.jar status [URL]} runs no node: it prints the cluster as the node
+ * at URL sees it ({@link StatusCommand}), so the one jar operators have also inspects a cluster.
  */
 public final class Main {
 
@@ -33,6 +38,11 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals(StatusCommand.NAME)) {
+            System.exit(StatusCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err,
+                    System.currentTimeMillis()));
+            return;
+        }
         Map<String, String> env = System.getenv();
         NodeConfig config;
         try {
@@ -107,7 +117,10 @@ public final class Main {
         spec.usageMessage()
                 .description("Runs one node of a Kvorum cluster. Every option can also be set by its environment "
                         + "variable; a flag wins over its variable.")
-                .footer("", "With no options, a single-node cluster on 127.0.0.1:8080 with its data in ./data/n1.");
+                .footer("", "With no options, a single-node cluster on 127.0.0.1:8080 with its data in ./data/n1.",
+                        "", "kvorum-node status [URL]: print the cluster as the node at URL (default "
+                                + StatusCommand.DEFAULT_URL + ") sees it; exits 0 when every member is up, 1 when one is not, "
+                                + "2 when the node cannot be reached.");
         for (NodeOption o : NodeOption.values()) {
             String description = o.doc()
                     + (o.defaultValue() != null ? " Default: " + o.defaultValue() + "." : "")

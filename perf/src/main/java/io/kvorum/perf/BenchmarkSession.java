@@ -167,19 +167,28 @@ final class BenchmarkSession implements AutoCloseable {
     /** Each node's GET /v0/status body (or the error), n1 first. */
     Map<String, String> statuses() throws InterruptedException {
         Map<String, String> statuses = new LinkedHashMap<>();
-        List<URI> uris = cluster != null ? cluster.httpUris() : List.of(target);
-        List<String> ids = cluster != null ? cluster.ids() : List.of("target");
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-        for (int i = 0; i < uris.size(); i++) {
+        for (Map.Entry<String, URI> node : nodeUris().entrySet()) {
             try {
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(uris.get(i).resolve("/v0/status"))
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(node.getValue().resolve("/v0/status"))
                         .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
-                statuses.put(ids.get(i), r.statusCode() + " " + r.body().trim());
+                statuses.put(node.getKey(), r.statusCode() + " " + r.body().trim());
             } catch (IOException e) {
-                statuses.put(ids.get(i), "no answer: " + e);
+                statuses.put(node.getKey(), "no answer: " + e);
             }
         }
         return statuses;
+    }
+
+    /** Each node's HTTP base URL by id, n1 first; a --url target is the one node "target". */
+    Map<String, URI> nodeUris() {
+        Map<String, URI> nodes = new LinkedHashMap<>();
+        List<URI> uris = cluster != null ? cluster.httpUris() : List.of(target);
+        List<String> ids = cluster != null ? cluster.ids() : List.of("target");
+        for (int i = 0; i < uris.size(); i++) {
+            nodes.put(ids.get(i), uris.get(i));
+        }
+        return nodes;
     }
 
     /**

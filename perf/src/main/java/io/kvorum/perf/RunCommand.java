@@ -5,6 +5,9 @@ import io.kvorum.perf.load.LoadSpec;
 import io.kvorum.perf.load.LoadTool;
 import io.kvorum.perf.load.Preloader;
 import io.kvorum.perf.load.WrkOutput;
+import io.kvorum.perf.metrics.MetricsReport;
+import io.kvorum.perf.metrics.MetricsScraper;
+import io.kvorum.perf.metrics.ScrapeLog;
 import io.kvorum.perf.profile.AsyncProfiler;
 import io.kvorum.perf.report.GcLog;
 import io.kvorum.perf.report.GitInfo;
@@ -13,14 +16,17 @@ import io.kvorum.perf.report.MachineInfo;
 import io.kvorum.perf.report.NodeGc;
 import io.kvorum.perf.report.RunReport;
 import io.kvorum.perf.report.RunResult;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -31,11 +37,17 @@ import picocli.CommandLine.Spec;
 /**
  * {@code ./kvorum perf run}: start the nodes, preload, warm up, measure one fixed-rate wrk2 run
  * (or a closed-loop wrk run with --saturation) while async-profiler records n1, stop everything,
- * and write report.md, result.json, latency.svg and the flame graphs into the run folder.
+ * and write report.md, result.json, latency.svg and the flame graphs into the run folder. Every
+ * node's /metrics is scraped once a second during the measured run, for the report's time series.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = "One measured run: cluster, preload, warm-up, wrk2 at a fixed rate, profile, report.")
 final class RunCommand implements Callable<Integer> {
+
+    /** How often each node's /metrics is read during the measured run. */
+    static final Duration SCRAPE_INTERVAL = Duration.ofSeconds(1);
+    /** How long one scrape may take: a node busy in a GC pause answers late, not never. */
+    static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(2);
 
     @Mixin
     LoadOptions options;
@@ -79,10 +91,14 @@ final class RunCommand implements Callable<Integer> {
         GcLog.Window window;
         Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
         Preloader.Result preload;
+        ScrapeLog scrapes;
         try (BenchmarkSession session = BenchmarkSession.open(options, tool.get(), scriptDir, runDir, err)) {
             loadSpec = options.loadSpec(session.target(), scriptDir, saturation ? 0 : rate, options.duration);
             session.warmUp(runner, loadSpec);
-            output = session.measure(runner, loadSpec, runDir.resolve("wrk.txt"), options.profileEvents(), profiles);
+            try (MetricsScraper scraper = MetricsScraper.start(session.nodeUris(), SCRAPE_INTERVAL, SCRAPE_TIMEOUT)) {
+                output = session.measure(runner, loadSpec, runDir.resolve("wrk.txt"), options.profileEvents(), profiles);
+                scrapes = scraper.stop();
+            }
             statuses = session.statuses();
             nodeCommands = session.nodeCommands();
             preload = session.preload();
@@ -96,18 +112,35 @@ final class RunCommand implements Callable<Integer> {
         result.write(runDir.resolve("result.json"));
         Files.writeString(runDir.resolve("latency.svg"),
                 LatencyPlot.svg("Latency by percentile: " + label, List.of(result.series())), StandardCharsets.UTF_8);
+        String metricsSection = writeMetrics(scrapes, window, runDir);
         RunReport report = new RunReport("Kvorum perf run: " + label,
                 ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME), GitInfo.of(Path.of("")),
                 RunFolder.commandLine(spec.commandLine().getParseResult().originalArgs().toArray(String[]::new)),
                 nodeCommands, preload.summary(), preload.command(), loadSpec.shellLine(runner.tool()), MachineInfo.current(),
                 nodeJvm(), options.heap,
                 loadBefore, MachineInfo.loadAverage(), result, output, gc, window, profiles.get(0).description(),
-                profiles.get(0).files(), statuses, null);
+                profiles.get(0).files(), statuses, metricsSection);
         Files.writeString(runDir.resolve("report.md"), report.markdown(), StandardCharsets.UTF_8);
         System.out.printf("%s: %,.0f req/s achieved (requested %s), p50 %s, p99 %s, errors %d%n", label, result.achievedRate(),
                 saturation ? "saturation" : String.format("%,d", rate), fmt(result, "p50"), fmt(result, "p99"), result.errors());
         System.out.println("report: " + runDir.resolve("report.md"));
         return 0;
+    }
+
+    /**
+     * Writes the scraped samples and the plots of the nodes' metrics into the run folder and
+     * returns the report's section about them (one sentence when the nodes expose none).
+     */
+    static String writeMetrics(ScrapeLog scrapes, GcLog.Window window, Path runDir) throws IOException {
+        long origin = window.start().toEpochMilli();
+        MetricsReport metrics = new MetricsReport(scrapes, origin, window.seconds());
+        if (scrapes.hasSeries()) {
+            scrapes.writeCsv(runDir.resolve(MetricsReport.CSV));
+        }
+        for (Map.Entry<String, String> plot : metrics.plots().entrySet()) {
+            Files.writeString(runDir.resolve(plot.getKey()), plot.getValue(), StandardCharsets.UTF_8);
+        }
+        return metrics.markdown();
     }
 
     private static String fmt(RunResult result, String percentile) {

@@ -121,7 +121,7 @@ public final class LatencyPlot {
         }
     }
 
-    private static String line(double x1, double y1, double x2, double y2, String color) {
+    static String line(double x1, double y1, double x2, double y2, String color) {
         return String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1\"/>\n",
                 x1, y1, x2, y2, color);
     }

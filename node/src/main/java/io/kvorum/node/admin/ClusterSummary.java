@@ -1,0 +1,129 @@
+package io.kvorum.node.admin;
+
+import io.kvorum.node.antientropy.AntiEntropyState;
+import io.kvorum.node.http.NodeStatus;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The text of {@code kvorum status}: a node's {@code GET /v0/status} as a header and one line per
+ * member, the way that node sees the cluster. A pure function of the status, the address it was
+ * read from and the current time, so it can be checked without a node.
+ */
+final class ClusterSummary {
+
+    /** Longest anti-entropy error shown; the rest is in the node's /v0/status and log. */
+    static final int MAX_ERROR_CHARS = 60;
+
+    private final NodeStatus status;
+    private final String address;
+    private final long nowMillis;
+
+    /**
+     * @param status    the node's answer, already checked to be a status ({@link #isStatus})
+     * @param address   host:port it was read from, shown as that node's address
+     * @param nowMillis the current time, epoch ms, against which "since" and "ago" are shown
+     */
+    ClusterSummary(NodeStatus status, String address, long nowMillis) {
+        this.status = status;
+        this.address = address;
+        this.nowMillis = nowMillis;
+    }
+
+    /** Whether a parsed body has what a Kvorum node's status always has (a node id and a cluster size). */
+    static boolean isStatus(NodeStatus status) {
+        return status != null && status.node() != null && status.clusterSize() > 0;
+    }
+
+    /** True when every peer this node knows is up (a single node has none); "unknown" is not up. */
+    boolean allUp() {
+        return peers().values().stream().allMatch(p -> "up".equals(p.state()));
+    }
+
+    /** The header, the member table and a closing count, as lines without line breaks. */
+    List<String> lines() {
+        List<String> lines = new ArrayList<>();
+        AntiEntropyState ae = status.antiEntropy();
+        lines.add(String.format(Locale.ROOT, "Kvorum cluster of %d node(s), replication factor %d, as %s sees it%s",
+                status.clusterSize(), status.replicationFactor(), status.node(),
+                ae == null ? "" : "; anti-entropy trees " + ae.trees()));
+        List<List<String>> rows = new ArrayList<>();
+        rows.add(List.of("ID", "ADDRESS", "STATE", "SINCE", "RTT", "HINTS", "LAST ANTI-ENTROPY ROUND"));
+        rows.add(List.of(status.node(), address, "up (this node)", "-", "-", "-", "-"));
+        Map<String, NodeStatus.Peer> peers = peers();
+        peers.forEach((id, peer) -> rows.add(List.of(id, "-", String.valueOf(peer.state()), ago(peer.since()),
+                peer.rttMicros() < 0 ? "-" : String.format(Locale.ROOT, "%.2f ms", peer.rttMicros() / 1000.0),
+                hintsFor(id), lastRound(ae, id))));
+        lines.addAll(aligned(rows));
+        long up = peers.values().stream().filter(p -> "up".equals(p.state())).count() + 1;
+        lines.add(String.format(Locale.ROOT, "%d of %d members up", up, status.clusterSize())
+                + (status.hints() == null ? "" : String.format(Locale.ROOT, "; hints delivered %d, dropped %d since %s started",
+                status.hints().delivered(), status.hints().dropped(), status.node())));
+        return lines;
+    }
+
+    private Map<String, NodeStatus.Peer> peers() {
+        return status.peers() == null ? Map.of() : status.peers();
+    }
+
+    private String hintsFor(String peer) {
+        if (status.hints() == null) {
+            return "-";
+        }
+        Long pending = status.hints().pending() == null ? null : status.hints().pending().get(peer);
+        return Long.toString(pending == null ? 0 : pending);
+    }
+
+    private String lastRound(AntiEntropyState ae, String peer) {
+        AntiEntropyState.LastRound round = ae == null || ae.lastRounds() == null ? null : ae.lastRounds().get(peer);
+        if (round == null) {
+            return "none yet";
+        }
+        if (round.ok()) {
+            return String.format(Locale.ROOT, "ok %s, %d records in %d ms", ago(round.endedAt()), round.recordsExchanged(),
+                    round.durationMs());
+        }
+        String error = round.error() == null ? "unknown error" : round.error();
+        if (error.length() > MAX_ERROR_CHARS) {
+            error = error.substring(0, MAX_ERROR_CHARS) + "...";
+        }
+        return "failed " + ago(round.endedAt()) + ": " + error;
+    }
+
+    /** "12s ago", "3m ago", "2h ago", "4d ago" from an epoch-ms instant; "-" for 0 (never). */
+    String ago(long epochMillis) {
+        if (epochMillis <= 0) {
+            return "-";
+        }
+        long seconds = Math.max(0, (nowMillis - epochMillis) / 1000);
+        if (seconds < 120) {
+            return seconds + "s ago";
+        }
+        if (seconds < 2 * 3600) {
+            return seconds / 60 + "m ago";
+        }
+        return seconds < 2 * 86400 ? seconds / 3600 + "h ago" : seconds / 86400 + "d ago";
+    }
+
+    /** Rows padded to the widest cell of each column but the last. */
+    private static List<String> aligned(List<List<String>> rows) {
+        int columns = rows.get(0).size();
+        int[] width = new int[columns];
+        for (List<String> row : rows) {
+            for (int i = 0; i < columns; i++) {
+                width[i] = Math.max(width[i], row.get(i).length());
+            }
+        }
+        List<String> out = new ArrayList<>();
+        for (List<String> row : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < columns - 1; i++) {
+                line.append(row.get(i)).append(" ".repeat(width[i] - row.get(i).length() + 2));
+            }
+            out.add(line.append(row.get(columns - 1)).toString());
+        }
+        return out;
+    }
+}

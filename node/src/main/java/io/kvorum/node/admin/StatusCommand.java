@@ -1,0 +1,100 @@
+package io.kvorum.node.admin;
+
+import com.google.gson.Gson;
+import com.google.gson.JsonParseException;
+import io.kvorum.node.http.NodeStatus;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * {@code java -jar kvorum-node.jar status [URL]} ({@code ./kvorum status}): asks one node for
+ * {@code GET /v0/status} and prints the cluster as that node sees it ({@link ClusterSummary}).
+ *
+ * <p>Exit status: {@value #EXIT_ALL_UP} when every member is up, {@value #EXIT_MEMBER_DOWN} when a
+ * member is down or not yet known, {@value #EXIT_NO_STATUS} with one line on stderr when the node
+ * cannot be reached or does not answer a status (another status code, a body that is not one), or
+ * the arguments are wrong.
+ */
+public final class StatusCommand {
+
+    public static final String NAME = "status";
+    public static final String DEFAULT_URL = "http://127.0.0.1:8080";
+    static final int EXIT_ALL_UP = 0;
+    static final int EXIT_MEMBER_DOWN = 1;
+    static final int EXIT_NO_STATUS = 2;
+    static final Duration TIMEOUT = Duration.ofSeconds(5);
+    private static final Gson JSON = new Gson();
+
+    private StatusCommand() {
+    }
+
+    /**
+     * Runs the command.
+     *
+     * @param args      the arguments after {@code status}: none, or the node's base URL
+     * @param nowMillis the current time (epoch ms) for "since" and "ago"
+     * @return the exit status
+     */
+    public static int run(List<String> args, PrintStream out, PrintStream err, long nowMillis) {
+        if (args.size() > 1 || (!args.isEmpty() && args.get(0).startsWith("-"))) {
+            err.println("usage: kvorum status [URL] (default " + DEFAULT_URL + ")");
+            return EXIT_NO_STATUS;
+        }
+        URI base;
+        try {
+            base = URI.create(args.isEmpty() ? DEFAULT_URL : args.get(0));
+            if (base.getHost() == null || !(base.getScheme().equals("http") || base.getScheme().equals("https"))) {
+                throw new IllegalArgumentException("not an http URL");
+            }
+        } catch (IllegalArgumentException e) {
+            err.println("kvorum status: " + args.get(0) + " is not a node's URL such as " + DEFAULT_URL);
+            return EXIT_NO_STATUS;
+        }
+        URI statusUri = base.resolve("/v0/status");
+        HttpResponse<String> answer;
+        try {
+            HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
+            answer = http.send(HttpRequest.newBuilder(statusUri).timeout(TIMEOUT).build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            err.println("kvorum status: cannot reach " + statusUri + ": " + describe(e));
+            return EXIT_NO_STATUS;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            err.println("kvorum status: interrupted while asking " + statusUri);
+            return EXIT_NO_STATUS;
+        }
+        if (answer.statusCode() != 200) {
+            err.println("kvorum status: " + statusUri + " answered " + answer.statusCode() + " instead of a status");
+            return EXIT_NO_STATUS;
+        }
+        NodeStatus status;
+        try {
+            status = JSON.fromJson(answer.body(), NodeStatus.class);
+        } catch (JsonParseException | IllegalArgumentException | NullPointerException e) {
+            status = null; // malformed JSON, or a shape NodeStatus's records refuse
+        }
+        if (!ClusterSummary.isStatus(status)) {
+            err.println("kvorum status: " + statusUri + " did not answer a Kvorum status (malformed or unexpected JSON)");
+            return EXIT_NO_STATUS;
+        }
+        ClusterSummary summary = new ClusterSummary(status, base.getAuthority(), nowMillis);
+        summary.lines().forEach(out::println);
+        return summary.allUp() ? EXIT_ALL_UP : EXIT_MEMBER_DOWN;
+    }
+
+    /** The first message along the cause chain; the JDK client's ConnectException for a refused connection has none. */
+    private static String describe(IOException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && !t.getMessage().isBlank()) {
+                return t.getMessage();
+            }
+        }
+        return e instanceof java.net.ConnectException ? "connection refused" : e.getClass().getSimpleName();
+    }
+}

@@ -1,0 +1,91 @@
+package io.kvorum.perf.metrics;
+
+import io.kvorum.perf.report.TimeSeriesPlot;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The "Node metrics over the measured run" section of a run's report, from the scrapes of every
+ * node: five plots on one time axis (request rate by op, p99 latency from the histogram, storage
+ * queue depths, GC pause time per second, anti-entropy rounds), a line per node and label, so a
+ * tail spike can be matched with what each node was doing. Without any node's metrics, the
+ * section is one sentence saying why.
+ */
+public final class MetricsReport {
+
+    /** The file the raw samples are written to, next to the report. */
+    public static final String CSV = "metrics.csv";
+
+    private final ScrapeLog log;
+    private final long originMillis;
+    private final double seconds;
+
+    /**
+     * @param log          what the scraper read
+     * @param originMillis the measured run's start (epoch ms): x = 0 on every plot
+     * @param seconds      the measured run's length: the x axis
+     */
+    public MetricsReport(ScrapeLog log, long originMillis, double seconds) {
+        this.log = log;
+        this.originMillis = originMillis;
+        this.seconds = seconds;
+    }
+
+    /** File name to SVG text of each plot; empty when no node exposed metrics. */
+    public Map<String, String> plots() {
+        Map<String, String> plots = new LinkedHashMap<>();
+        if (!log.hasSeries()) {
+            return plots;
+        }
+        plots.put("metrics-requests.svg", TimeSeriesPlot.svg("Requests answered, by node and op (kvorum_requests_total)",
+                "requests/s", lines(scrapes -> MetricSeries.rate(scrapes, MetricFamilies.REQUESTS, "op", originMillis), 1), seconds));
+        plots.put("metrics-p99.svg", TimeSeriesPlot.svg("p99 latency per 1-s interval, all ops (kvorum_request_duration_seconds)",
+                "ms", lines(scrapes -> Map.of("", MetricSeries.quantile(scrapes, MetricFamilies.REQUEST_DURATION, 0.99,
+                        originMillis)), 1000), seconds));
+        plots.put("metrics-queues.svg", TimeSeriesPlot.svg("Storage queue depth (kvorum_storage_queue_depth)", "requests queued",
+                lines(scrapes -> MetricSeries.gauge(scrapes, MetricFamilies.STORAGE_QUEUE_DEPTH, "queue", originMillis), 1), seconds));
+        plots.put("metrics-gc.svg", TimeSeriesPlot.svg("GC pause time per second (jvm_gc_pause_seconds_sum)", "ms paused per s",
+                lines(scrapes -> MetricSeries.rate(scrapes, MetricFamilies.JVM_GC_PAUSE + "_sum", null, originMillis), 1000), seconds));
+        plots.put("metrics-anti-entropy.svg", TimeSeriesPlot.svg("Anti-entropy rounds started, by outcome (kvorum_anti_entropy_rounds_total)",
+                "rounds/s", lines(scrapes -> MetricSeries.rate(scrapes, MetricFamilies.ANTI_ENTROPY_ROUNDS, "outcome", originMillis), 1),
+                seconds));
+        return plots;
+    }
+
+    /** The Markdown section, linking {@link #plots()} and {@link #CSV} when there are series. */
+    public String markdown() {
+        StringBuilder md = new StringBuilder("## Node metrics over the measured run\n\n");
+        if (!log.hasSeries()) {
+            return md.append("No time series: the nodes expose no `/metrics`")
+                    .append(log.problems().isEmpty() ? "" : " (" + String.join("; ", log.problems().entrySet().stream()
+                            .map(e -> e.getKey() + ": " + e.getValue()).toList()) + ")")
+                    .append(".\n\n").toString();
+        }
+        List<String> counts = new ArrayList<>();
+        log.scrapes().forEach((node, scrapes) -> counts.add(node + " " + scrapes.size()));
+        md.append("Each node's `GET /metrics`, read by this tool once a second during the measured run (scrapes: ")
+                .append(String.join(", ", counts)).append("; samples in `").append(CSV).append("`). A point is the change over the ")
+                .append("interval ending there, in seconds from the run's start, the same axis as the GC pauses above.\n\n");
+        log.problems().forEach((node, problem) -> md.append("- ").append(node).append(": some scrapes failed, the first: ")
+                .append(problem).append('\n'));
+        if (!log.problems().isEmpty()) {
+            md.append('\n');
+        }
+        for (String file : plots().keySet()) {
+            md.append("![").append(file.replace(".svg", "").replace('-', ' ')).append("](").append(file).append(")\n\n");
+        }
+        return md.toString();
+    }
+
+    /** A line per node and group of {@code series}, with values multiplied by {@code scale}. */
+    private List<TimeSeriesPlot.Line> lines(Function<List<Scrape>, Map<String, List<MetricSeries.Point>>> series, double scale) {
+        List<TimeSeriesPlot.Line> lines = new ArrayList<>();
+        log.scrapes().forEach((node, scrapes) -> series.apply(scrapes).forEach((group, points) -> lines.add(
+                new TimeSeriesPlot.Line(group.isEmpty() ? node : node + " " + group,
+                        points.stream().map(p -> new double[] {p.seconds(), p.value() * scale}).toList()))));
+        return lines;
+    }
+}
