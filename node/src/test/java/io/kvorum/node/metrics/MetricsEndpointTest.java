@@ -74,6 +74,31 @@ class MetricsEndpointTest {
                 .allMatch(f -> f.matches("(kvorum|jvm|process|system)_\\w+"));
     }
 
+    /**
+     * The list the Grafana dashboard is checked against (GrafanaDashboardTest, perf) names only
+     * families a node really exports, so a renamed meter fails here, not on an operator's screen.
+     */
+    @Test
+    void everyFamilyTheDashboardMayUseIsExported() throws Exception {
+        Path listed = Path.of("..", "ops", "grafana", "exported-families.txt");
+        List<String> families = Files.readAllLines(listed, UTF_8).stream()
+                .filter(line -> !line.isBlank() && !line.startsWith("#")).toList();
+        assertThat(families).as(listed.toString()).hasSizeGreaterThan(20);
+        try (TestNode node = TestNode.start(dataDir)) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            java.util.Set<String> exported;
+            do {
+                System.gc(); // the GC binder registers its pause timer at the first collection it sees
+                exported = new java.util.TreeSet<>();
+                for (String family : scrape(node.baseUri()).families()) {
+                    exported.add(family.replaceAll("_(bucket|count|sum|max)$", ""));
+                }
+            } while (!exported.containsAll(families) && System.nanoTime() < deadline);
+
+            assertThat(exported).as("families on /metrics").containsAll(families);
+        }
+    }
+
     /** What the store takes on disk, once its writes are in tables (a restart writes the log's into one). */
     @Test
     void theStoreSizeFollowsWhatWasWritten() throws Exception {
