@@ -138,7 +138,7 @@ public final class KvorumNode implements AutoCloseable {
                 clock, config.maxValueBytes(), config.httpThreads(),
                 () -> NodeStatus.serving(selfId, config.topology().size(), config.replicationFactor(),
                         peers.peerStatus().get(), peers.hintStatus().get(),
-                        config.topology().size() > 1 ? antiEntropy.state() : null),
+                        config.topology().size() > 1 ? antiEntropy.state() : null, storage.store().approximateBytes()),
                 antiEntropy::repair, metrics);
         // Stopped early: the gateway gets its grace for requests in progress only on a graceful stop.
         parts.add("HTTP gateway", graceful -> gateway.stop(graceful ? tuning.shutdownGrace() : Duration.ZERO));

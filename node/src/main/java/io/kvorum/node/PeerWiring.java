@@ -1,6 +1,8 @@
 package io.kvorum.node;
 
 import io.kvorum.node.KvorumNode.StartupException;
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.Tuning;
 import io.kvorum.node.coordinator.HintSink;
@@ -156,7 +158,7 @@ record PeerWiring(Map<String, Replica> replicas, Map<String, RangeSource> ranges
         Runnable announce = () -> announce(heartbeats, tuning.announceWait());
         if (store.isEmpty()) {
             return new PeerWiring(peers, transport.ranges(), transport.antiEntropyPeers(), HintSink.NONE,
-                    () -> peerStatus(liveness), () -> null, startLiveness, announce, () -> { }, stopLiveness,
+                    () -> peerStatus(liveness, config.topology()), () -> null, startLiveness, announce, () -> { }, stopLiveness,
                     killTransport);
         }
         HintStore hints = store.get();
@@ -166,7 +168,7 @@ record PeerWiring(Map<String, Replica> replicas, Map<String, RangeSource> ranges
         parts.add("hint delivery", graceful -> handoff.close()); // before the peers it delivers to close
         liveness.addListener(peer -> handoff.deliverPending()); // at once, not at the next check
         return new PeerWiring(peers, transport.ranges(), transport.antiEntropyPeers(), hints,
-                () -> peerStatus(liveness), () -> new NodeStatus.Hints(metrics.hintsPendingByPeer(),
+                () -> peerStatus(liveness, config.topology()), () -> new NodeStatus.Hints(metrics.hintsPendingByPeer(),
                         metrics.hintsDeliveredTotal(), metrics.hintsDroppedTotal()),
                 startLiveness, announce, handoff::start, stopLiveness, killTransport);
     }
@@ -199,10 +201,13 @@ record PeerWiring(Map<String, Replica> replicas, Map<String, RangeSource> ranges
     }
 
     /** What this node knows of each peer, by id in ascending order. */
-    private static Map<String, NodeStatus.Peer> peerStatus(PeerLiveness liveness) {
+    private static Map<String, NodeStatus.Peer> peerStatus(PeerLiveness liveness, Topology topology) {
         Map<String, NodeStatus.Peer> peers = new LinkedHashMap<>();
-        liveness.snapshot().forEach((peer, s) ->
-                peers.put(peer, new NodeStatus.Peer(s.state().jsonName(), s.sinceMillis(), s.rttMicros())));
+        liveness.snapshot().forEach((peer, s) -> {
+            ClusterMember m = topology.member(peer);
+            peers.put(peer, new NodeStatus.Peer(s.state().jsonName(), s.sinceMillis(), s.rttMicros(),
+                    m.host() + ":" + m.httpPort()));
+        });
         return peers;
     }
 }

@@ -46,14 +46,15 @@ final class ClusterSummary {
     List<String> lines() {
         List<String> lines = new ArrayList<>();
         AntiEntropyState ae = status.antiEntropy();
-        lines.add(String.format(Locale.ROOT, "Kvorum cluster of %d node(s), replication factor %d, as %s sees it%s",
-                status.clusterSize(), status.replicationFactor(), status.node(),
-                ae == null ? "" : "; anti-entropy trees " + ae.trees()));
+        lines.add(String.format(Locale.ROOT, "Kvorum cluster of %d node(s), replication factor %d, as %s sees it%s; "
+                        + "%s stores %s", status.clusterSize(), status.replicationFactor(), status.node(),
+                ae == null ? "" : "; anti-entropy trees " + ae.trees(), status.node(), size(status.storageBytes())));
         List<List<String>> rows = new ArrayList<>();
         rows.add(List.of("ID", "ADDRESS", "STATE", "SINCE", "RTT", "HINTS", "LAST ANTI-ENTROPY ROUND"));
         rows.add(List.of(status.node(), address, "up (this node)", "-", "-", "-", "-"));
         Map<String, NodeStatus.Peer> peers = peers();
-        peers.forEach((id, peer) -> rows.add(List.of(id, "-", String.valueOf(peer.state()), ago(peer.since()),
+        peers.forEach((id, peer) -> rows.add(List.of(id, peer.address() == null ? "-" : peer.address(),
+                String.valueOf(peer.state()), ago(peer.since()),
                 peer.rttMicros() < 0 ? "-" : String.format(Locale.ROOT, "%.2f ms", peer.rttMicros() / 1000.0),
                 hintsFor(id), lastRound(ae, id))));
         lines.addAll(aligned(rows));
@@ -90,6 +91,21 @@ final class ClusterSummary {
             error = error.substring(0, MAX_ERROR_CHARS) + "...";
         }
         return "failed " + ago(round.endedAt()) + ": " + error;
+    }
+
+    /** "812 KiB", "3.2 GiB": a data size as an operator reads it. */
+    static String size(long bytes) {
+        if (bytes < 1024) {
+            return bytes + " B";
+        }
+        String[] units = {"KiB", "MiB", "GiB", "TiB"};
+        double value = bytes;
+        int unit = -1;
+        while (value >= 1024 && unit < units.length - 1) {
+            value /= 1024;
+            unit++;
+        }
+        return String.format(Locale.ROOT, value < 10 ? "%.1f %s" : "%.0f %s", value, units[unit]);
     }
 
     /** "12s ago", "3m ago", "2h ago", "4d ago" from an epoch-ms instant; "-" for 0 (never). */

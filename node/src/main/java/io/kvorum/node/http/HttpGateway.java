@@ -54,7 +54,7 @@ public final class HttpGateway {
                        int maxValueBytes, int threads, Supplier<NodeStatus> status,
                        Supplier<CompletableFuture<RepairReport>> repair, NodeMetrics metrics) {
         this.router = new RequestRouter(coordinator, clusterSize, replicationFactor, clock, status, repair,
-                metrics::scrape);
+                metrics::scrapeAsync);
         this.metering = RequestMetering.of(metrics);
         metrics.bindRequestsInFlight(inFlight::count);
         this.maxValueBytes = maxValueBytes;

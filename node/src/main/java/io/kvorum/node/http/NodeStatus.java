@@ -14,16 +14,17 @@ import java.util.Map;
  * @param peers             what this node knows of each peer, by id; null in a single-node cluster
  * @param hints             the hinted-handoff counters; null without peers or with hinted handoff off
  * @param antiEntropy       the maintained trees and the last round with each peer; null without peers
+ * @param storageBytes      about how many bytes this node's store takes on disk (LevelDB's estimate)
  */
 public record NodeStatus(String node, String status, int clusterSize, int replicationFactor,
-                         Map<String, Peer> peers, Hints hints, AntiEntropyState antiEntropy) {
+                         Map<String, Peer> peers, Hints hints, AntiEntropyState antiEntropy, long storageBytes) {
 
     public static final String SERVING = "serving";
 
     /** A serving node's status. */
     public static NodeStatus serving(String node, int clusterSize, int replicationFactor, Map<String, Peer> peers,
-                                     Hints hints, AntiEntropyState antiEntropy) {
-        return new NodeStatus(node, SERVING, clusterSize, replicationFactor, peers, hints, antiEntropy);
+                                     Hints hints, AntiEntropyState antiEntropy, long storageBytes) {
+        return new NodeStatus(node, SERVING, clusterSize, replicationFactor, peers, hints, antiEntropy, storageBytes);
     }
 
     /**
@@ -32,8 +33,9 @@ public record NodeStatus(String node, String status, int clusterSize, int replic
      * @param state     {@code up}, {@code down} or {@code unknown}
      * @param since     when it entered {@code state}, epoch ms (for {@code unknown}: this node's start)
      * @param rttMicros the last heartbeat's round trip, -1 until one is measured
+     * @param address   its HTTP address, host:port, as {@code --cluster} gives it
      */
-    public record Peer(String state, long since, long rttMicros) {
+    public record Peer(String state, long since, long rttMicros, String address) {
     }
 
     /**

@@ -30,11 +30,12 @@ import java.util.function.Supplier;
  * @param status  the body of {@code GET /v0/status}
  * @param repair  runs {@code POST /v0/repair}; completes with the report whether or not every peer was
  *                reached (200, or 504 naming those that were not)
- * @param metrics the body of {@code GET /metrics}, in Prometheus' text format ({@link NodeMetrics#scrape})
+ * @param metrics the body of {@code GET /metrics}, in Prometheus' text format, rendered off the event loop
+ *                ({@link NodeMetrics#scrapeAsync})
  */
 record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
                      Supplier<NodeStatus> status, Supplier<CompletableFuture<RepairReport>> repair,
-                     Supplier<String> metrics) {
+                     Supplier<CompletableFuture<String>> metrics) {
 
     private static final String ENTITY_METHODS = "GET, PUT, DELETE";
     private static final String METRICS_METHODS = "GET, HEAD";
@@ -77,8 +78,8 @@ record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFa
                     : Answer.now(Responses.methodNotAllowed("POST"));
             // HEAD too, as scrapers and load balancers probe with it; the codec leaves the body out.
             case "/metrics" -> method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD)
-                    ? Answer.now(Responses.bytes(HttpResponseStatus.OK,
-                            Unpooled.copiedBuffer(metrics.get(), StandardCharsets.UTF_8), NodeMetrics.CONTENT_TYPE))
+                    ? Answer.later(metrics.get().thenApply(text -> Responses.bytes(HttpResponseStatus.OK,
+                            Unpooled.copiedBuffer(text, StandardCharsets.UTF_8), NodeMetrics.CONTENT_TYPE)))
                     : Answer.now(Responses.methodNotAllowed(METRICS_METHODS));
             default -> Answer.now(Responses.text(HttpResponseStatus.BAD_REQUEST, "unknown path '" + path
                     + "'; the API is /v0/entity, /v0/entities, /v0/status, /v0/repair and /metrics"));

@@ -1,5 +1,7 @@
 package io.kvorum.node.metrics;
 
+import io.kvorum.node.error.OverloadedException;
+import io.kvorum.node.util.NodeThreads;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -24,7 +26,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
@@ -99,6 +104,8 @@ public final class NodeMetrics implements AutoCloseable {
     /** The statuses of a request that every operation may answer: bad request, overloaded, not enough replicas. */
     private static final int[] COMMON_STATUSES = {400, 503, 504};
     private static final int MAX_STATUS = 599;
+    /** Scrapes that may wait for the one in progress; Prometheus sends one per interval. */
+    private static final int SCRAPES_WAITING = 4;
     private static final DoubleSupplier ZERO = () -> 0;
 
     /** The content type of {@link #scrape}'s text. */
@@ -123,6 +130,7 @@ public final class NodeMetrics implements AutoCloseable {
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final JvmGcMetrics gc = new JvmGcMetrics();
+    private final ExecutorService scraper = NodeThreads.bounded("metrics-scrape", 1, SCRAPES_WAITING);
     private final Set<String> roundOutcomes;
 
     /** Requests by operation and status: preregistered statuses in the array, any other (bounded by 599) in the map. */
@@ -371,9 +379,24 @@ public final class NodeMetrics implements AutoCloseable {
         return registry.scrape(CONTENT_TYPE);
     }
 
+    /**
+     * {@link #scrape} on this node's {@code metrics-scrape} thread: a scrape takes milliseconds
+     * (the JVM binders ask the JVM about every thread, pool and collector), which must not stall
+     * the client requests of an HTTP event loop. A few scrapes may wait; more fail at once with
+     * an {@link OverloadedException} (a 503).
+     */
+    public CompletableFuture<String> scrapeAsync() {
+        try {
+            return CompletableFuture.supplyAsync(this::scrape, scraper);
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.failedFuture(new OverloadedException("too many scrapes of /metrics at once"));
+        }
+    }
+
     @Override
     public void close() {
         gc.close();
+        scraper.shutdownNow();
     }
 
     private Gauge gauge(String name, String description, Tags tags, DoubleSupplier value) {

@@ -24,16 +24,18 @@ class StatusCommandTest {
     private static final long NOW = 1_795_444_441_905L;
 
     private static final String THREE_NODES_N2_DOWN = "{\"node\":\"n1\",\"status\":\"serving\",\"clusterSize\":3,"
-            + "\"replicationFactor\":3,\"peers\":{\"n2\":{\"state\":\"down\",\"since\":1795444431905,\"rttMicros\":16442},"
-            + "\"n3\":{\"state\":\"up\",\"since\":1795444421837,\"rttMicros\":10317}},"
+            + "\"replicationFactor\":3,\"peers\":{\"n2\":{\"state\":\"down\",\"since\":1795444431905,\"rttMicros\":16442,"
+            + "\"address\":\"10.0.0.2:8080\"},"
+            + "\"n3\":{\"state\":\"up\",\"since\":1795444421837,\"rttMicros\":10317,\"address\":\"10.0.0.3:8080\"}},"
             + "\"hints\":{\"pending\":{\"n2\":20},\"delivered\":7,\"dropped\":1},"
             + "\"antiEntropy\":{\"trees\":\"ready\",\"treesAt\":1795444430000,\"lastRounds\":{"
             + "\"n2\":{\"endedAt\":1795444436905,\"ok\":false,\"recordsExchanged\":0,\"durationMs\":0,\"error\":\"n2 is unreachable\"},"
-            + "\"n3\":{\"endedAt\":1795444429000,\"ok\":true,\"recordsExchanged\":4,\"durationMs\":12}}}}";
+            + "\"n3\":{\"endedAt\":1795444429000,\"ok\":true,\"recordsExchanged\":4,\"durationMs\":12}}},"
+            + "\"storageBytes\":52428800}";
 
     private static final String THREE_NODES_ALL_UP = THREE_NODES_N2_DOWN.replace("\"state\":\"down\"", "\"state\":\"up\"");
 
-    private static final String SINGLE_NODE = "{\"node\":\"n1\",\"status\":\"serving\",\"clusterSize\":1,\"replicationFactor\":1}";
+    private static final String SINGLE_NODE = "{\"node\":\"n1\",\"status\":\"serving\",\"clusterSize\":1,\"replicationFactor\":1,\"storageBytes\":812}";
 
     private HttpServer server;
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -52,11 +54,12 @@ class StatusCommandTest {
 
         assertThat(exit).isEqualTo(StatusCommand.EXIT_ALL_UP);
         List<String> lines = out.toString(UTF_8).lines().toList();
-        assertThat(lines.get(0)).isEqualTo("Kvorum cluster of 3 node(s), replication factor 3, as n1 sees it; anti-entropy trees ready");
+        assertThat(lines.get(0)).isEqualTo("Kvorum cluster of 3 node(s), replication factor 3, as n1 sees it; anti-entropy trees ready;"
+                + " n1 stores 50 MiB");
         assertThat(lines.get(1)).startsWith("ID").contains("ADDRESS", "STATE", "RTT", "HINTS", "LAST ANTI-ENTROPY ROUND");
         assertThat(lines.get(2)).startsWith("n1").contains("127.0.0.1:" + server.getAddress().getPort(), "up (this node)");
-        assertThat(lines.get(3)).startsWith("n2").contains("up", "10s ago", "16.44 ms", " 20 ", "failed 5s ago: n2 is unreachable");
-        assertThat(lines.get(4)).startsWith("n3").contains("up", "20s ago", "10.32 ms", " 0 ", "ok 12s ago, 4 records in 12 ms");
+        assertThat(lines.get(3)).startsWith("n2").contains("10.0.0.2:8080", "up", "10s ago", "16.44 ms", " 20 ", "failed 5s ago: n2 is unreachable");
+        assertThat(lines.get(4)).startsWith("n3").contains("10.0.0.3:8080", "up", "20s ago", "10.32 ms", " 0 ", "ok 12s ago, 4 records in 12 ms");
         assertThat(lines.get(5)).isEqualTo("3 of 3 members up; hints delivered 7, dropped 1 since n1 started");
         assertThat(lines).hasSize(6);
         assertThat(lines.get(1).indexOf("STATE")).as("columns aligned").isEqualTo(lines.get(3).indexOf("up"));
@@ -87,7 +90,7 @@ class StatusCommandTest {
 
         assertThat(exit).isEqualTo(StatusCommand.EXIT_ALL_UP);
         List<String> lines = out.toString(UTF_8).lines().toList();
-        assertThat(lines.get(0)).isEqualTo("Kvorum cluster of 1 node(s), replication factor 1, as n1 sees it");
+        assertThat(lines.get(0)).isEqualTo("Kvorum cluster of 1 node(s), replication factor 1, as n1 sees it; n1 stores 812 B");
         assertThat(lines).hasSize(4).last().isEqualTo("1 of 1 members up");
     }
 

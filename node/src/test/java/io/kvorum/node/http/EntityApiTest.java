@@ -536,12 +536,13 @@ class EntityApiTest {
     @Test
     void statusOfOneNodeIsTheDocumentedJson() {
         JsonObject status = json(node.get("/v0/status"));
-        assertThat(status.keySet()).containsExactly("node", "status", "clusterSize", "replicationFactor");
+        assertThat(status.keySet()).containsExactly("node", "status", "clusterSize", "replicationFactor", "storageBytes");
         assertThat(status.get("node").getAsString()).isEqualTo(node.node().config().self().id());
         assertThat(status.get("status").getAsString()).isEqualTo("serving");
         assertThat(status.get("clusterSize").getAsJsonPrimitive().isNumber()).isTrue();
         assertThat(status.get("clusterSize").getAsInt()).isEqualTo(1);
         assertThat(status.get("replicationFactor").getAsInt()).isEqualTo(1);
+        assertThat(status.get("storageBytes").getAsLong()).isNotNegative();
     }
 
     /** docs/http-api.md: no peers, so nothing compared, at once; numbers are JSON numbers. */

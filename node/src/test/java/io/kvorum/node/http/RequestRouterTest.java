@@ -39,7 +39,7 @@ class RequestRouterTest {
 
     private final MemoryReplica replica = new MemoryReplica();
     private final List<Entry> rangeEntries = new ArrayList<>();
-    private NodeStatus status = NodeStatus.serving("n1", 1, 1, null, null, null);
+    private NodeStatus status = NodeStatus.serving("n1", 1, 1, null, null, null, 0);
     private CompletableFuture<RepairReport> repair;
     private EmbeddedConnection connection;
 
@@ -49,7 +49,8 @@ class RequestRouterTest {
         Coordinator coordinator = new Coordinator("n1", new Placement(Topology.parse("n1=127.0.0.1:8081:9081")),
                 Map.of("n1", replica), new HybridLogicalClock(clock), clock, Duration.ofSeconds(30),
                 (task, delay, unit) -> () -> { }, (start, end) -> new ListStream(rangeEntries));
-        RequestRouter router = new RequestRouter(coordinator, 1, 1, clock, () -> status, () -> repair, () -> "");
+        RequestRouter router = new RequestRouter(coordinator, 1, 1, clock, () -> status, () -> repair,
+                () -> CompletableFuture.completedFuture(""));
         connection = new EmbeddedConnection(router::route);
     }
 
@@ -74,24 +75,27 @@ class RequestRouterTest {
 
         assertThat(reply.status()).isEqualTo(200);
         assertThat(reply.headers().get(HttpHeaderNames.CONTENT_TYPE)).isEqualTo("application/json");
-        assertThat(reply.body()).isEqualTo("{\"node\":\"n1\",\"status\":\"serving\",\"clusterSize\":1,\"replicationFactor\":1}\n");
+        assertThat(reply.body()).isEqualTo(
+                "{\"node\":\"n1\",\"status\":\"serving\",\"clusterSize\":1,\"replicationFactor\":1,\"storageBytes\":0}\n");
     }
 
     @Test
     void theStatusWithPeersAndHintsIsTheDocumentedJson() {
         Map<String, NodeStatus.Peer> peers = new LinkedHashMap<>();
-        peers.put("n2", new NodeStatus.Peer("down", 1795444431905L, 16442));
-        peers.put("n3", new NodeStatus.Peer("up", 1795444421837L, 10317));
+        peers.put("n2", new NodeStatus.Peer("down", 1795444431905L, 16442, "127.0.0.1:8081"));
+        peers.put("n3", new NodeStatus.Peer("up", 1795444421837L, 10317, "127.0.0.1:8082"));
         status = NodeStatus.serving("n1", 3, 3, peers, new NodeStatus.Hints(new TreeMap<>(Map.of("n2", 20L)), 0, 0),
                 new AntiEntropyState("ready", 1795444430000L, new TreeMap<>(Map.of("n2",
-                        new AntiEntropyState.LastRound(1795444429000L, true, 0, 12, null)))));
+                        new AntiEntropyState.LastRound(1795444429000L, true, 0, 12, null)))), 52_428_800);
 
         assertThat(exchange("GET", "/v0/status").body()).isEqualTo("{\"node\":\"n1\",\"status\":\"serving\","
                 + "\"clusterSize\":3,\"replicationFactor\":3,\"peers\":{\"n2\":{\"state\":\"down\","
-                + "\"since\":1795444431905,\"rttMicros\":16442},\"n3\":{\"state\":\"up\",\"since\":1795444421837,"
-                + "\"rttMicros\":10317}},\"hints\":{\"pending\":{\"n2\":20},\"delivered\":0,\"dropped\":0},"
+                + "\"since\":1795444431905,\"rttMicros\":16442,\"address\":\"127.0.0.1:8081\"},\"n3\":{\"state\":\"up\","
+                + "\"since\":1795444421837,\"rttMicros\":10317,\"address\":\"127.0.0.1:8082\"}},"
+                + "\"hints\":{\"pending\":{\"n2\":20},\"delivered\":0,\"dropped\":0},"
                 + "\"antiEntropy\":{\"trees\":\"ready\",\"treesAt\":1795444430000,\"lastRounds\":{\"n2\":"
-                + "{\"endedAt\":1795444429000,\"ok\":true,\"recordsExchanged\":0,\"durationMs\":12}}}}\n");
+                + "{\"endedAt\":1795444429000,\"ok\":true,\"recordsExchanged\":0,\"durationMs\":12}}},"
+                + "\"storageBytes\":52428800}\n");
     }
 
     @Test
