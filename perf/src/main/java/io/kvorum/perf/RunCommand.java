@@ -38,14 +38,13 @@ import picocli.CommandLine.Spec;
  * {@code ./kvorum perf run}: start the nodes, preload, warm up, measure one fixed-rate wrk2 run
  * (or a closed-loop wrk run with --saturation) while async-profiler records n1, stop everything,
  * and write report.md, result.json, latency.svg and the flame graphs into the run folder. Every
- * node's /metrics is scraped once a second during the measured run, for the report's time series.
+ * node's /metrics is scraped once a second (--scrape-interval) during the measured run, for the
+ * report's time series.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = "One measured run: cluster, preload, warm-up, wrk2 at a fixed rate, profile, report.")
 final class RunCommand implements Callable<Integer> {
 
-    /** How often each node's /metrics is read during the measured run. */
-    static final Duration SCRAPE_INTERVAL = Duration.ofSeconds(1);
     /** How long one scrape may take: a node busy in a GC pause answers late, not never. */
     static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(2);
 
@@ -57,6 +56,11 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--saturation", description = "Closed loop with Debian's wrk: throughput at saturation; latency is NOT corrected.")
     boolean saturation;
+
+    @Option(names = "--scrape-interval", description = "How often each node's /metrics is read during the measured run "
+            + "(default ${DEFAULT-VALUE}; 0s: never, e.g. to measure what the scrapes cost).",
+            defaultValue = "1s", converter = LoadOptions.DurationConverter.class)
+    Duration scrapeInterval;
 
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -95,9 +99,14 @@ final class RunCommand implements Callable<Integer> {
         try (BenchmarkSession session = BenchmarkSession.open(options, tool.get(), scriptDir, runDir, err)) {
             loadSpec = options.loadSpec(session.target(), scriptDir, saturation ? 0 : rate, options.duration);
             session.warmUp(runner, loadSpec);
-            try (MetricsScraper scraper = MetricsScraper.start(session.nodeUris(), SCRAPE_INTERVAL, SCRAPE_TIMEOUT)) {
+            if (scrapeInterval.isZero()) {
                 output = session.measure(runner, loadSpec, runDir.resolve("wrk.txt"), options.profileEvents(), profiles);
-                scrapes = scraper.stop();
+                scrapes = ScrapeLog.NONE;
+            } else {
+                try (MetricsScraper scraper = MetricsScraper.start(session.nodeUris(), scrapeInterval, SCRAPE_TIMEOUT)) {
+                    output = session.measure(runner, loadSpec, runDir.resolve("wrk.txt"), options.profileEvents(), profiles);
+                    scrapes = scraper.stop();
+                }
             }
             statuses = session.statuses();
             nodeCommands = session.nodeCommands();

@@ -58,6 +58,9 @@ public final class MetricsReport {
     /** The Markdown section, linking {@link #plots()} and {@link #CSV} when there are series. */
     public String markdown() {
         StringBuilder md = new StringBuilder("## Node metrics over the measured run\n\n");
+        if (log.scrapes().isEmpty()) {
+            return md.append("No time series: this run did not scrape the nodes (`--scrape-interval 0s`).\n\n").toString();
+        }
         if (!log.hasSeries()) {
             return md.append("No time series: the nodes expose no `/metrics`")
                     .append(log.problems().isEmpty() ? "" : " (" + String.join("; ", log.problems().entrySet().stream()
@@ -66,7 +69,7 @@ public final class MetricsReport {
         }
         List<String> counts = new ArrayList<>();
         log.scrapes().forEach((node, scrapes) -> counts.add(node + " " + scrapes.size()));
-        md.append("Each node's `GET /metrics`, read by this tool once a second during the measured run (scrapes: ")
+        md.append("Each node's `GET /metrics`, read by this tool every `--scrape-interval` (default 1 s) during the measured run (scrapes: ")
                 .append(String.join(", ", counts)).append("; samples in `").append(CSV).append("`). A point is the change over the ")
                 .append("interval ending there, in seconds from the run's start, the same axis as the GC pauses above.\n\n");
         log.problems().forEach((node, problem) -> md.append("- ").append(node).append(": some scrapes failed, the first: ")

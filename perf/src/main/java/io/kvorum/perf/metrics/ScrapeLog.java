@@ -16,6 +16,9 @@ import java.util.stream.Collectors;
  */
 public record ScrapeLog(Map<String, List<Scrape>> scrapes, Map<String, String> problems) {
 
+    /** No scrapes: the run did not read the nodes' metrics. */
+    public static final ScrapeLog NONE = new ScrapeLog(Map.of(), Map.of());
+
     /** The header of {@link #writeCsv}. */
     public static final String CSV_HEADER = "node,epoch_ms,name,labels,value";
 

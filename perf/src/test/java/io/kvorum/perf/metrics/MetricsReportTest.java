@@ -115,6 +115,14 @@ class MetricsReportTest {
                 + "No time series: the nodes expose no `/metrics` (n1: GET /metrics answered 400).\n\n");
     }
 
+    @Test
+    void aRunThatDidNotScrapeSaysSoRatherThanBlamingTheNodes() {
+        MetricsReport report = new MetricsReport(ScrapeLog.NONE, START, 5);
+
+        assertThat(report.plots()).isEmpty();
+        assertThat(report.markdown()).contains("did not scrape the nodes").doesNotContain("expose no");
+    }
+
     private static List<String> titles(String svg) {
         List<String> titles = new ArrayList<>();
         Matcher m = Pattern.compile("<polyline class=\"series\"[^>]*><title>([^<]*)</title>").matcher(svg);
