@@ -3,13 +3,16 @@ package io.kvorum.node.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.placement.Rendezvous;
+import io.kvorum.client.placement.ReplicaRouter;
+import java.net.URI;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
  * The client routes to the replicas the node stores on: the node's {@link Placement} and the
- * client's {@link Rendezvous} pick the same members, in the same order, for any key.
+ * client's {@link Rendezvous} and {@link ReplicaRouter} pick the same members, in the same order,
+ * for any key, from the node's own description of its cluster (the body of {@code GET /v0/cluster}).
  */
 class SharedPlacementTest {
 
@@ -19,6 +22,11 @@ class SharedPlacementTest {
 
     private static List<String> ids(List<ClusterMember> members) {
         return members.stream().map(ClusterMember::id).toList();
+    }
+
+    private static URI httpUri(ClusterMember m) {
+        String host = m.host().indexOf(':') >= 0 ? "[" + m.host() + "]" : m.host();
+        return URI.create("http://" + host + ":" + m.httpPort());
     }
 
     /** Random keys of 1 to 64 bytes, any bytes: the same on every run. */
@@ -41,6 +49,17 @@ class SharedPlacementTest {
             for (int from = 1; from <= 5; from++) {
                 assertThat(client.replicas(key, from)).isEqualTo(ids(node.replicasFor(key, from)));
             }
+        }
+    }
+
+    @Test
+    void theRouterSendsEachKeyToTheNodesReplicasFromTheClusterView() throws InvalidTopologyException {
+        Topology topology = Topology.parse(CLUSTER);
+        Placement node = new Placement(topology);
+        ReplicaRouter router = ReplicaRouter.of(topology.view(3));
+        for (byte[] key : randomKeys()) {
+            assertThat(router.replicasFor(key))
+                    .isEqualTo(node.replicasFor(key, 3).stream().map(SharedPlacementTest::httpUri).toList());
         }
     }
 }
