@@ -1,5 +1,6 @@
 package io.kvorum.node;
 
+import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.Tuning;
@@ -134,12 +135,13 @@ public final class KvorumNode implements AutoCloseable {
                         tuning.rangeBatchEntries(), tuning.rangeBatchBytes(), hlc::observe),
                 peers.hints(), metrics);
 
+        ClusterView membership = config.topology().view(config.replicationFactor());
         HttpGateway gateway = new HttpGateway(coordinator, config.topology().size(), config.replicationFactor(),
                 clock, config.maxValueBytes(), config.httpThreads(),
                 () -> NodeStatus.serving(selfId, config.topology().size(), config.replicationFactor(),
                         peers.peerStatus().get(), peers.hintStatus().get(),
                         config.topology().size() > 1 ? antiEntropy.state() : null, storage.store().approximateBytes()),
-                antiEntropy::repair, metrics);
+                () -> membership, antiEntropy::repair, metrics);
         // Stopped early: the gateway gets its grace for requests in progress only on a graceful stop.
         parts.add("HTTP gateway", graceful -> gateway.stop(graceful ? tuning.shutdownGrace() : Duration.ZERO));
         parts.add("transport, on a kill", peers.killTransport()); // peers see the crash before clients

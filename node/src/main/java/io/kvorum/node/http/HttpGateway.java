@@ -1,5 +1,6 @@
 package io.kvorum.node.http;
 
+import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.antientropy.RepairReport;
 import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.metrics.NodeMetrics;
@@ -45,15 +46,16 @@ public final class HttpGateway {
     /**
      * @param threads event-loop threads; 0 means one per core
      * @param status  the body of {@code GET /v0/status}, serialized as JSON
+     * @param cluster the body of {@code GET /v0/cluster}, serialized as JSON
      * @param repair  runs {@code POST /v0/repair}; completes with the report whether or not every peer was
      *                reached: its JSON summary answers 200, or 504 naming the peers that were not
      * @param metrics counts the client requests answered, reports those in progress, and is what
      *                {@code GET /metrics} shows
      */
     public HttpGateway(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
-                       int maxValueBytes, int threads, Supplier<NodeStatus> status,
+                       int maxValueBytes, int threads, Supplier<NodeStatus> status, Supplier<ClusterView> cluster,
                        Supplier<CompletableFuture<RepairReport>> repair, NodeMetrics metrics) {
-        this.router = new RequestRouter(coordinator, clusterSize, replicationFactor, clock, status, repair,
+        this.router = new RequestRouter(coordinator, clusterSize, replicationFactor, clock, status, cluster, repair,
                 metrics::scrapeAsync);
         this.metering = RequestMetering.of(metrics);
         metrics.bindRequestsInFlight(inFlight::count);

@@ -1,5 +1,6 @@
 package io.kvorum.node.http;
 
+import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.antientropy.RepairReport;
 import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.coordinator.Quorum;
@@ -19,8 +20,8 @@ import java.util.function.Supplier;
 
 /**
  * Which action answers a request (docs/http-api.md): by path and method, a call into the
- * coordinator, the node's status or an anti-entropy repair. A method a path does not allow answers
- * 405 with {@code Allow}; an unknown path, 400. Bad parameters throw a
+ * coordinator, the node's status or membership, or an anti-entropy repair. A method a path does not
+ * allow answers 405 with {@code Allow}; an unknown path, 400. Bad parameters throw a
  * {@link io.kvorum.node.error.RequestException}, which the connection answers as any failure.
  *
  * <p>Knows nothing of connections: {@link ConnectionHandler} decides when a request is routed and
@@ -28,13 +29,15 @@ import java.util.function.Supplier;
  * every connection. {@link #route} does not block, and reads the request only before it returns.
  *
  * @param status  the body of {@code GET /v0/status}
+ * @param cluster the body of {@code GET /v0/cluster}: the membership as this node knows it
  * @param repair  runs {@code POST /v0/repair}; completes with the report whether or not every peer was
  *                reached (200, or 504 naming those that were not)
  * @param metrics the body of {@code GET /metrics}, in Prometheus' text format, rendered off the event loop
  *                ({@link NodeMetrics#scrapeAsync})
  */
 record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
-                     Supplier<NodeStatus> status, Supplier<CompletableFuture<RepairReport>> repair,
+                     Supplier<NodeStatus> status, Supplier<ClusterView> cluster,
+                     Supplier<CompletableFuture<RepairReport>> repair,
                      Supplier<CompletableFuture<String>> metrics) {
 
     private static final String ENTITY_METHODS = "GET, PUT, DELETE";
@@ -72,6 +75,9 @@ record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFa
             case "/v0/status" -> method.equals(HttpMethod.GET)
                     ? Answer.now(Responses.json(HttpResponseStatus.OK, status.get()))
                     : Answer.now(Responses.methodNotAllowed("GET"));
+            case "/v0/cluster" -> method.equals(HttpMethod.GET)
+                    ? Answer.now(Responses.json(HttpResponseStatus.OK, cluster.get()))
+                    : Answer.now(Responses.methodNotAllowed("GET"));
             case "/v0/repair" -> method.equals(HttpMethod.POST)
                     ? Answer.later(repair.get().thenApply(report ->
                             Responses.json(HttpResponseStatus.OK, RepairSummary.of(report.requireComplete()))))
@@ -82,7 +88,7 @@ record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFa
                             Unpooled.copiedBuffer(text, StandardCharsets.UTF_8), NodeMetrics.CONTENT_TYPE)))
                     : Answer.now(Responses.methodNotAllowed(METRICS_METHODS));
             default -> Answer.now(Responses.text(HttpResponseStatus.BAD_REQUEST, "unknown path '" + path
-                    + "'; the API is /v0/entity, /v0/entities, /v0/status, /v0/repair and /metrics"));
+                    + "'; the API is /v0/entity, /v0/entities, /v0/status, /v0/cluster, /v0/repair and /metrics"));
         };
     }
 

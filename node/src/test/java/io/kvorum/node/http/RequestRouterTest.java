@@ -4,6 +4,7 @@ import static io.kvorum.node.http.EmbeddedConnection.HOST;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.antientropy.AntiEntropyState;
 import io.kvorum.node.antientropy.RepairReport;
 import io.kvorum.node.antientropy.RoundStats;
@@ -40,6 +41,7 @@ class RequestRouterTest {
     private final MemoryReplica replica = new MemoryReplica();
     private final List<Entry> rangeEntries = new ArrayList<>();
     private NodeStatus status = NodeStatus.serving("n1", 1, 1, null, null, null, 0);
+    private ClusterView cluster;
     private CompletableFuture<RepairReport> repair;
     private EmbeddedConnection connection;
 
@@ -49,7 +51,7 @@ class RequestRouterTest {
         Coordinator coordinator = new Coordinator("n1", new Placement(Topology.parse("n1=127.0.0.1:8081:9081")),
                 Map.of("n1", replica), new HybridLogicalClock(clock), clock, Duration.ofSeconds(30),
                 (task, delay, unit) -> () -> { }, (start, end) -> new ListStream(rangeEntries));
-        RequestRouter router = new RequestRouter(coordinator, 1, 1, clock, () -> status, () -> repair,
+        RequestRouter router = new RequestRouter(coordinator, 1, 1, clock, () -> status, () -> cluster, () -> repair,
                 () -> CompletableFuture.completedFuture(""));
         connection = new EmbeddedConnection(router::route);
     }
@@ -77,6 +79,22 @@ class RequestRouterTest {
         assertThat(reply.headers().get(HttpHeaderNames.CONTENT_TYPE)).isEqualTo("application/json");
         assertThat(reply.body()).isEqualTo(
                 "{\"node\":\"n1\",\"status\":\"serving\",\"clusterSize\":1,\"replicationFactor\":1,\"storageBytes\":0}\n");
+    }
+
+    @Test
+    void theClusterIsTheDocumentedJson() throws Exception {
+        cluster = Topology.parse("n2=127.0.0.1:8081:9081,n1=127.0.0.1:8080:9080,n3=127.0.0.1:8082:9082").view(2);
+
+        Reply reply = exchange("GET", "/v0/cluster");
+
+        assertThat(reply.status()).isEqualTo(200);
+        assertThat(reply.headers().get(HttpHeaderNames.CONTENT_TYPE)).isEqualTo("application/json");
+        assertThat(reply.body()).isEqualTo("{\"name\":\"kvorum\",\"epoch\":1,\"members\":["
+                + "{\"id\":\"n1\",\"host\":\"127.0.0.1\",\"http\":8080,\"grpc\":9080,\"state\":\"normal\"},"
+                + "{\"id\":\"n2\",\"host\":\"127.0.0.1\",\"http\":8081,\"grpc\":9081,\"state\":\"normal\"},"
+                + "{\"id\":\"n3\",\"host\":\"127.0.0.1\",\"http\":8082,\"grpc\":9082,\"state\":\"normal\"}],"
+                + "\"replicationFactor\":2}\n");
+        assertThat(ClusterView.parse(reply.body())).isEqualTo(cluster);
     }
 
     @Test
@@ -137,7 +155,7 @@ class RequestRouterTest {
     @Test
     void eachPathAllowsItsMethodsOnly() {
         Map<String, String> allowed = Map.of("/v0/entity?id=k", "GET, PUT, DELETE", "/v0/entities?start=a", "GET",
-                "/v0/status", "GET", "/v0/repair", "POST");
+                "/v0/status", "GET", "/v0/cluster", "GET", "/v0/repair", "POST");
         allowed.forEach((target, methods) -> {
             Reply refused = exchange("PATCH", target);
             assertThat(refused.status()).as("PATCH %s", target).isEqualTo(405);
@@ -145,6 +163,7 @@ class RequestRouterTest {
             assertThat(refused.body()).isEqualTo("method not allowed; use " + methods + "\n");
         });
         assertThat(exchange("POST", "/v0/status").status()).isEqualTo(405);
+        assertThat(exchange("POST", "/v0/cluster").status()).isEqualTo(405);
         assertThat(exchange("GET", "/v0/repair").status()).isEqualTo(405);
     }
 
@@ -154,7 +173,7 @@ class RequestRouterTest {
 
         assertThat(reply.status()).isEqualTo(400);
         assertThat(reply.body()).isEqualTo("unknown path '/v0/statuses'; the API is /v0/entity, /v0/entities, "
-                + "/v0/status, /v0/repair and /metrics\n");
+                + "/v0/status, /v0/cluster, /v0/repair and /metrics\n");
         assertThat(connection.isOpen()).isTrue();
     }
 

@@ -1,0 +1,78 @@
+package io.kvorum.node.cluster;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.client.placement.ClusterView;
+import io.kvorum.client.placement.ReplicaRouter;
+import io.kvorum.node.config.NodeOption;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code GET /v0/cluster} on running nodes (SPEC §8): every node describes the members it was
+ * started with, and a client routing by that description sends each key to the replicas the nodes
+ * place it on.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ClusterEndpointTest {
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private static HttpResponse<String> send(URI node, String method) throws IOException, InterruptedException {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(node + "/v0/cluster"))
+                .method(method, HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString(UTF_8));
+    }
+
+    /** The JSON docs/http-api.md specifies, written out from the members the cluster was configured with. */
+    private static String expectedJson(MiniCluster cluster, int replicationFactor) {
+        StringBuilder json = new StringBuilder("{\"name\":\"kvorum\",\"epoch\":1,\"members\":[");
+        for (String id : cluster.ids()) {
+            ClusterMember m = cluster.member(id);
+            json.append(id.equals(cluster.ids().get(0)) ? "" : ",")
+                    .append("{\"id\":\"").append(id).append("\",\"host\":\"").append(m.host())
+                    .append("\",\"http\":").append(m.httpPort()).append(",\"grpc\":").append(m.grpcPort())
+                    .append(",\"state\":\"normal\"}");
+        }
+        return json.append("],\"replicationFactor\":").append(replicationFactor).append("}\n").toString();
+    }
+
+    @Test
+    void everyNodeDescribesTheConfiguredMembersAndRefusesOtherMethods() throws Exception {
+        MiniCluster.runWithNewCluster(MiniCluster.SIMULATED, 3, Map.of(NodeOption.REPLICATION_FACTOR, "2"), cluster -> {
+            assertThat(cluster.ids()).containsExactly("n1", "n2", "n3");
+            for (String id : cluster.ids()) {
+                HttpResponse<String> answer = send(cluster.httpUri(id), "GET");
+                assertThat(answer.statusCode()).as("GET /v0/cluster on %s", id).isEqualTo(200);
+                assertThat(answer.headers().firstValue("content-type")).hasValue("application/json");
+                assertThat(answer.body()).as("GET /v0/cluster on %s", id).isEqualTo(expectedJson(cluster, 2));
+
+                HttpResponse<String> refused = send(cluster.httpUri(id), "POST");
+                assertThat(refused.statusCode()).as("POST /v0/cluster on %s", id).isEqualTo(405);
+                assertThat(refused.headers().firstValue("allow")).hasValue("GET");
+            }
+        });
+    }
+
+    @Test
+    void aClientRoutingByTheDescriptionFindsEachKeysReplicas() throws Exception {
+        MiniCluster.runWithNewCluster(MiniCluster.SIMULATED, 3, Map.of(NodeOption.REPLICATION_FACTOR, "2"), cluster -> {
+            ReplicaRouter router = ReplicaRouter.of(ClusterView.parse(send(cluster.httpUri("n2"), "GET").body()));
+            for (int i = 0; i < 1000; i++) {
+                String key = "user:" + i;
+                List<URI> nodesReplicas = cluster.replicasOf(key, 2).stream().map(cluster::httpUri).toList();
+                assertThat(router.replicasFor(key.getBytes(UTF_8))).as(key).isEqualTo(nodesReplicas);
+            }
+        });
+    }
+}
