@@ -4,6 +4,7 @@ import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.metrics.NodeMetrics;
+import io.kvorum.node.metrics.NodeMetrics.DigestFallback;
 import io.kvorum.node.metrics.NodeMetrics.ReplicaCounters;
 import io.kvorum.node.metrics.NodeMetrics.ReplicaOutcome;
 import io.kvorum.node.model.EntryStream;
@@ -15,6 +16,9 @@ import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.util.Failures;
 import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,6 +50,7 @@ public final class Coordinator {
     /** What each replica answered, by node id; resolved once, as every replica is known up front. */
     private final Map<String, ReplicaCounters> answers;
     private final Counter readRepairs;
+    private final Map<DigestFallback, Counter> digestFallbacks;
 
     /** A coordinator that keeps no hints ({@link HintSink#NONE}); see the full constructor. */
     public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
@@ -67,7 +72,8 @@ public final class Coordinator {
      * @param timer       runs request timeouts
      * @param rangeSource where ranges are read from
      * @param hints       receives each write that a remote replica did not acknowledge
-     * @param metrics     counts each replica's answers ({@code kvorum_replica_requests_total}) and read repairs
+     * @param metrics     counts each replica's answers ({@code kvorum_replica_requests_total}), read repairs and
+     *                    digest reads' fallbacks
      */
     public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
                        Clock clock, Duration requestTimeout, RequestTimer timer,
@@ -76,6 +82,11 @@ public final class Coordinator {
         replicas.keySet().forEach(id -> answers.put(id, metrics.replicas(id)));
         this.answers = Map.copyOf(answers);
         this.readRepairs = metrics.readRepairs();
+        Map<DigestFallback, Counter> fallbacks = new EnumMap<>(DigestFallback.class);
+        for (DigestFallback cause : DigestFallback.values()) {
+            fallbacks.put(cause, metrics.digestFallbacks(cause));
+        }
+        this.digestFallbacks = Collections.unmodifiableMap(fallbacks);
         this.selfId = selfId;
         this.placement = placement;
         this.replicas = Map.copyOf(replicas);
@@ -88,74 +99,27 @@ public final class Coordinator {
     }
 
     /**
-     * The newest version among the first {@code ack} answers: null if none has the key. The result
-     * may be a tombstone or expired; the caller answers those as absent.
+     * The newest version among at least {@code ack} answers, read with digests ({@link DigestRead}):
+     * null if none has the key. The result may be a tombstone or expired; the caller answers those
+     * as absent. The record is asked of this node's own replica when it is one of the key's, else of
+     * the first in the key's preference order; the others send digests.
      */
     public CompletableFuture<Record> get(byte[] key, Quorum quorum) {
-        Operation op = new Operation(quorum);
         List<ClusterMember> targets = placement.replicasFor(key, quorum.from());
-        ReadRepair repair = new ReadRepair(key, targets.size(), readRepairs);
+        List<DigestRead.Slot> slots = new ArrayList<>(targets.size());
+        DigestRead.Slot data = null;
         for (ClusterMember target : targets) {
-            Replica replica = replicas.get(target.id());
-            ReplicaCounters answered = answers.get(target.id());
-            replica.read(key).whenComplete((record, error) -> {
-                answered.answered(outcomeOf(error));
-                if (record != null) {
-                    hlc.observe(record.timestamp());
-                }
-                op.onResponse(record, error);
-                repair.onAnswer(replica, record, error);
-            });
-        }
-        return op.result;
-    }
-
-    /**
-     * Read repair (SPEC §3): once every replica asked has answered or failed, which a replica's
-     * own timeout bounds, each one that answered with an older version (or none) is sent the
-     * newest in the background. The client's answer never waits for it, and answers that arrive
-     * after the client was answered (ack < from) are compared too. Replicas that failed are left
-     * to hinted handoff and anti-entropy.
-     */
-    private static final class ReadRepair {
-        private final byte[] key;
-        private final int expected;
-        private final Counter repairs;
-        private final List<Replica> answered = new java.util.ArrayList<>();
-        private final List<Record> answers = new java.util.ArrayList<>();
-        private int responses;
-
-        ReadRepair(byte[] key, int expected, Counter repairs) {
-            this.key = key;
-            this.expected = expected;
-            this.repairs = repairs;
-        }
-
-        void onAnswer(Replica replica, Record record, Throwable error) {
-            synchronized (this) {
-                if (error == null) {
-                    answered.add(replica);
-                    answers.add(record);
-                }
-                if (++responses < expected) {
-                    return;
-                }
-            }
-            Record newest = null;
-            for (Record r : answers) {
-                newest = Record.newest(newest, r);
-            }
-            if (newest == null) {
-                return;
-            }
-            for (int i = 0; i < answered.size(); i++) {
-                if (newest.isNewerThan(answers.get(i))) {
-                    // Fire and forget: a repair that fails is retried by the next read or by anti-entropy.
-                    repairs.increment();
-                    answered.get(i).write(key, newest);
-                }
+            DigestRead.Slot slot = new DigestRead.Slot(replicas.get(target.id()), answers.get(target.id()));
+            slots.add(slot);
+            if (target.id().equals(selfId)) {
+                data = slot;
             }
         }
+        if (data == null) {
+            data = slots.get(0);
+        }
+        return new DigestRead(key, quorum, slots, data, hlc, timer, timeoutNanos, readRepairs, digestFallbacks)
+                .start().result;
     }
 
     /** Writes a value; {@code ttlMillis > 0} makes it expire that long after now. */
@@ -210,17 +174,15 @@ public final class Coordinator {
         return new LiveEntryFilter(rangeSource.open(start, end), clock);
     }
 
-    /** One request in flight: its tracker, the newest record seen, and its deadline. */
+    /** One write in flight: its tracker, the record, and its deadline. */
     private final class Operation {
         final CompletableFuture<Record> result = new CompletableFuture<>();
-        private final Quorum quorum;
         private final QuorumTracker tracker;
         private final RequestTimer.Timeout deadline;
         private Record newest;
         private boolean refusedForOverload;
 
         Operation(Quorum quorum) {
-            this.quorum = quorum;
             this.tracker = new QuorumTracker(quorum);
             this.deadline = timer.schedule(this::onDeadline, timeoutNanos, TimeUnit.NANOSECONDS);
         }
@@ -252,11 +214,7 @@ public final class Coordinator {
         }
 
         private RuntimeException failure(String why) {
-            if (refusedForOverload && tracker.successes() == 0) {
-                return new OverloadedException("replicas are overloaded");
-            }
-            return new NotEnoughReplicasException(why + ": " + tracker.successes() + " of the " + quorum.ack()
-                    + " required replicas (ack=" + quorum.ack() + ", from=" + quorum.from() + ") answered");
+            return tracker.failure(why, refusedForOverload);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.kvorum.node.coordinator;
 
 import io.kvorum.node.model.Record;
+import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.storage.StorageService;
 import io.kvorum.node.time.HybridLogicalClock;
 import java.util.concurrent.CompletableFuture;
@@ -15,6 +16,12 @@ public record LocalReplica(String nodeId, StorageService storage, HybridLogicalC
     @Override
     public CompletableFuture<Record> read(byte[] key) {
         return storage.read(key);
+    }
+
+    /** The value is hashed as the read completes, on a storage reader thread as a rule. */
+    @Override
+    public CompletableFuture<RecordDigest> readDigest(byte[] key) {
+        return storage.read(key).thenApply(RecordDigest::of);
     }
 
     @Override

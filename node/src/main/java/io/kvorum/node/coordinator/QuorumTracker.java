@@ -1,5 +1,7 @@
 package io.kvorum.node.coordinator;
 
+import io.kvorum.node.error.OverloadedException;
+
 /**
  * Counts replica outcomes for one request against its {@link Quorum}. Plain and synchronous (the
  * shape of Ambry's {@code OperationTracker}): callers feed it outcomes and ask whether the request
@@ -46,6 +48,18 @@ final class QuorumTracker {
 
     int successes() {
         return successes;
+    }
+
+    /**
+     * Why the request failed, for the client: {@link OverloadedException} (503) when no replica took
+     * it and one refused for overload, since the request then had no effect; else not enough replicas.
+     */
+    RuntimeException failure(String why, boolean refusedForOverload) {
+        if (refusedForOverload && successes == 0) {
+            return new OverloadedException("replicas are overloaded");
+        }
+        return new NotEnoughReplicasException(why + ": " + successes + " of the " + ack
+                + " required replicas (ack=" + ack + ", from=" + from + ") answered");
     }
 
     /** Replicas that have not answered yet. */

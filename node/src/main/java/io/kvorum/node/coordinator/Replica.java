@@ -1,6 +1,7 @@
 package io.kvorum.node.coordinator;
 
 import io.kvorum.node.model.Record;
+import io.kvorum.node.model.RecordDigest;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -15,6 +16,12 @@ public interface Replica {
 
     /** The replica's stored version of the key, tombstones and expired records included; null if none. */
     CompletableFuture<Record> read(byte[] key);
+
+    /**
+     * The digest of what {@link #read} would answer ({@link RecordDigest#of}); null if none. The
+     * replica computes it where the record is, so that the value never travels to the coordinator.
+     */
+    CompletableFuture<RecordDigest> readDigest(byte[] key);
 
     /**
      * Stores the record unless the replica holds a newer version; completes once durable, with

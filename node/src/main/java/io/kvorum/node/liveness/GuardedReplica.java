@@ -3,6 +3,7 @@ package io.kvorum.node.liveness;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.model.RecordDigest;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -25,6 +26,14 @@ public record GuardedReplica(Replica peer, PeerLiveness liveness, Heartbeats hea
             return knownDown();
         }
         return observed(peer.read(key));
+    }
+
+    @Override
+    public CompletableFuture<RecordDigest> readDigest(byte[] key) {
+        if (liveness.isDown(peer.nodeId())) {
+            return knownDown();
+        }
+        return observed(peer.readDigest(key));
     }
 
     @Override

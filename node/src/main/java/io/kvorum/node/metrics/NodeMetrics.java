@@ -82,6 +82,23 @@ public final class NodeMetrics implements AutoCloseable {
         }
     }
 
+    /**
+     * Why a digest read fetched a full record besides the one it asked for first, as label
+     * {@code cause} of {@code kvorum_digest_read_fallbacks_total}.
+     */
+    public enum DigestFallback {
+        /** A replica's digest named another version than the full record. */
+        MISMATCH,
+        /** The replica asked for the full record failed. */
+        FAILED,
+        /** The replica asked for the full record had not answered in a fraction of the request timeout. */
+        SLOW;
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
     /** Records moved by anti-entropy, as label {@code direction}. */
     public enum Direction {
         SENT, RECEIVED
@@ -149,6 +166,7 @@ public final class NodeMetrics implements AutoCloseable {
     private final Map<String, Map<String, Counter>> rounds = new ConcurrentHashMap<>();
     private final Map<Direction, Counter> antiEntropyRecords = new EnumMap<>(Direction.class);
     private final Counter readRepairs;
+    private final Map<DigestFallback, Counter> digestFallbacks = new EnumMap<>(DigestFallback.class);
     private final Counter storageRejected;
 
     /**
@@ -185,6 +203,11 @@ public final class NodeMetrics implements AutoCloseable {
         }
         readRepairs = Counter.builder("kvorum.read.repairs")
                 .description("Records sent to stale replicas by reads").register(registry);
+        for (DigestFallback cause : DigestFallback.values()) {
+            digestFallbacks.put(cause, Counter.builder("kvorum.digest.read.fallbacks")
+                    .description("Reads that fetched a full record from another replica than the first asked, by cause")
+                    .tag("cause", cause.label()).register(registry));
+        }
         storageRejected = Counter.builder("kvorum.storage.rejected")
                 .description("Storage reads and writes refused because a queue was full (answered 503)")
                 .register(registry);
@@ -284,6 +307,10 @@ public final class NodeMetrics implements AutoCloseable {
 
     public Counter readRepairs() {
         return readRepairs;
+    }
+
+    public Counter digestFallbacks(DigestFallback cause) {
+        return digestFallbacks.get(cause);
     }
 
     // ---- liveness ----

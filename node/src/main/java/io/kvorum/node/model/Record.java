@@ -75,27 +75,31 @@ public record Record(long timestamp, String writer, boolean tombstone, long expi
         if (b == null) {
             return 1;
         }
-        int c = Long.compareUnsigned(a.timestamp, b.timestamp);
-        if (c != 0) {
-            return c;
-        }
-        c = Arrays.compareUnsigned(a.writer.getBytes(StandardCharsets.UTF_8), b.writer.getBytes(StandardCharsets.UTF_8));
-        if (c != 0) {
-            return c;
-        }
-        c = Boolean.compare(a.tombstone, b.tombstone);
-        if (c != 0) {
-            return c;
-        }
-        c = Long.compare(expiryOrder(a), expiryOrder(b));
-        if (c != 0) {
-            return c;
-        }
-        return Arrays.compareUnsigned(a.value, b.value);
+        int c = compareStamps(a.timestamp, a.writer, a.tombstone, a.expiresAtMillis,
+                b.timestamp, b.writer, b.tombstone, b.expiresAtMillis);
+        return c != 0 ? c : Arrays.compareUnsigned(a.value, b.value);
     }
 
-    private static long expiryOrder(Record r) {
-        return r.expiresAtMillis == NEVER_EXPIRES ? Long.MAX_VALUE : r.expiresAtMillis;
+    /** {@link #compareVersions} up to the value: what {@link RecordDigest} orders by before its hash. */
+    static int compareStamps(long aTimestamp, String aWriter, boolean aTombstone, long aExpiresAt,
+                             long bTimestamp, String bWriter, boolean bTombstone, long bExpiresAt) {
+        int c = Long.compareUnsigned(aTimestamp, bTimestamp);
+        if (c != 0) {
+            return c;
+        }
+        c = Arrays.compareUnsigned(aWriter.getBytes(StandardCharsets.UTF_8), bWriter.getBytes(StandardCharsets.UTF_8));
+        if (c != 0) {
+            return c;
+        }
+        c = Boolean.compare(aTombstone, bTombstone);
+        if (c != 0) {
+            return c;
+        }
+        return Long.compare(expiryOrder(aExpiresAt), expiryOrder(bExpiresAt));
+    }
+
+    private static long expiryOrder(long expiresAtMillis) {
+        return expiresAtMillis == NEVER_EXPIRES ? Long.MAX_VALUE : expiresAtMillis;
     }
 
     /** The newer of two versions (either may be null). */
@@ -110,7 +114,7 @@ public record Record(long timestamp, String writer, boolean tombstone, long expi
 
     @Override
     public int hashCode() {
-        return Objects.hash(timestamp, writer, tombstone, expiryOrder(this), Arrays.hashCode(value));
+        return Objects.hash(timestamp, writer, tombstone, expiryOrder(expiresAtMillis), Arrays.hashCode(value));
     }
 
     @Override

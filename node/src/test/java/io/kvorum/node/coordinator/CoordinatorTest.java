@@ -11,6 +11,7 @@ import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.time.ManualClock;
@@ -49,12 +50,18 @@ class CoordinatorTest {
     /** The fakes in KEY's preference order. */
     private List<FakeReplica> order;
 
-    /** A replica whose answers the test gives by hand, one call at a time. */
+    /**
+     * A replica whose answers the test gives by hand, one call at a time, or that holds a record
+     * ({@link #holds}) and answers every read of it, as a record or as a digest, at once.
+     */
     static final class FakeReplica implements Replica {
         final String id;
         final List<CompletableFuture<Record>> reads = new CopyOnWriteArrayList<>();
+        final List<CompletableFuture<RecordDigest>> digests = new CopyOnWriteArrayList<>();
         final List<Record> written = new CopyOnWriteArrayList<>();
         final List<CompletableFuture<Boolean>> writes = new CopyOnWriteArrayList<>();
+        private volatile boolean holding;
+        private volatile Record held;
 
         FakeReplica(String id) {
             this.id = id;
@@ -69,7 +76,34 @@ class CoordinatorTest {
         public CompletableFuture<Record> read(byte[] key) {
             CompletableFuture<Record> f = new CompletableFuture<>();
             reads.add(f);
+            if (holding) {
+                f.complete(held);
+            }
             return f;
+        }
+
+        @Override
+        public CompletableFuture<RecordDigest> readDigest(byte[] key) {
+            CompletableFuture<RecordDigest> f = new CompletableFuture<>();
+            digests.add(f);
+            if (holding) {
+                f.complete(RecordDigest.of(held));
+            }
+            return f;
+        }
+
+        /** From now on holds {@code record} (null: none): answers the reads waiting and every later one with it. */
+        void holds(Record record) {
+            held = record;
+            holding = true;
+            reads.forEach(f -> f.complete(record));
+            digests.forEach(f -> f.complete(RecordDigest.of(record)));
+        }
+
+        /** Fails the reads waiting. */
+        void fails(Throwable error) {
+            reads.forEach(f -> f.completeExceptionally(error));
+            digests.forEach(f -> f.completeExceptionally(error));
         }
 
         @Override
@@ -85,19 +119,29 @@ class CoordinatorTest {
             return reads.get(0);
         }
 
+        CompletableFuture<RecordDigest> digest() {
+            assertThat(digests).as("digest reads sent to %s", id).hasSize(1);
+            return digests.get(0);
+        }
+
         CompletableFuture<Boolean> write() {
             assertThat(writes).as("writes sent to %s", id).hasSize(1);
             return writes.get(0);
         }
     }
 
-    @BeforeEach
-    void setUp() throws InvalidTopologyException {
+    /** The placement of a cluster of n1, n2 and n3, with a fake replica of each put in {@code fakes}. */
+    static Placement threeNodes(Map<String, FakeReplica> fakes) throws InvalidTopologyException {
         Topology topology = Topology.parse("n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,n3=127.0.0.1:8083:9083");
-        placement = new Placement(topology);
         for (ClusterMember m : topology.members()) {
             fakes.put(m.id(), new FakeReplica(m.id()));
         }
+        return new Placement(topology);
+    }
+
+    @BeforeEach
+    void setUp() throws InvalidTopologyException {
+        placement = threeNodes(fakes);
         order = placement.replicasFor(KEY, 3).stream().map(m -> fakes.get(m.id())).toList();
         timer = new ScheduledThreadPoolExecutor(1);
     }
@@ -105,6 +149,11 @@ class CoordinatorTest {
     @AfterEach
     void tearDown() {
         timer.shutdownNow();
+    }
+
+    /** The replicas of KEY other than n1, the coordinator's own, in preference order. */
+    private FakeReplica[] others() {
+        return order.stream().filter(f -> !f.id.equals("n1")).toArray(FakeReplica[]::new);
     }
 
     private Coordinator coordinator(Duration timeout, RangeSource ranges) {
@@ -117,7 +166,8 @@ class CoordinatorTest {
         });
     }
 
-    private static Throwable failureOf(CompletableFuture<?> f) {
+    /** The failure of a future that failed already. */
+    static Throwable failureOf(CompletableFuture<?> f) {
         assertThat(f).isCompletedExceptionally();
         try {
             f.get();
@@ -167,24 +217,26 @@ class CoordinatorTest {
     void aGetAsksExactlyFromReplicas() {
         coordinator().get(KEY, new Quorum(1, 1));
         assertThat(order.get(0).reads).hasSize(1);
-        assertThat(order.get(1).reads).isEmpty();
-        assertThat(order.get(2).reads).isEmpty();
+        for (FakeReplica f : order.subList(1, 3)) {
+            assertThat(f.reads).isEmpty();
+            assertThat(f.digests).isEmpty();
+        }
     }
 
     @Test
     void failsAsSoonAsAckIsOutOfReach() {
         CompletableFuture<Record> get = coordinator().get(KEY, new Quorum(2, 3));
-        order.get(0).read().completeExceptionally(new IllegalStateException("down"));
+        order.get(0).fails(new IllegalStateException("down"));
         // 1 failure: two replicas may still answer
         assertThat(get).isNotDone();
-        order.get(1).read().completeExceptionally(new IllegalStateException("down"));
+        order.get(1).fails(new IllegalStateException("down"));
         // 2 failures: fails now, long before the deadline, without waiting for the third
         assertThat(failureOf(get)).isInstanceOf(NotEnoughReplicasException.class)
                 .hasMessageContaining("ack=2")
                 .hasMessageContaining("from=3");
 
         // a late answer changes nothing
-        order.get(2).read().complete(value(1, "n2"));
+        order.get(2).holds(value(1, "n2"));
         assertThat(failureOf(get)).isInstanceOf(NotEnoughReplicasException.class);
     }
 
@@ -198,7 +250,7 @@ class CoordinatorTest {
     @Test
     void failsOnTheDeadlineWhenTooFewAnswer() {
         CompletableFuture<Record> get = coordinator(Duration.ofMillis(50), null).get(KEY, new Quorum(2, 3));
-        order.get(0).read().complete(value(1, "n1"));
+        order.get(0).holds(value(1, "n1"));
         // 1 of 2 answered; the others never do
         assertThat(get).failsWithin(Duration.ofSeconds(10))
                 .withThrowableOfType(ExecutionException.class)
@@ -220,28 +272,29 @@ class CoordinatorTest {
         Record old = value(pack(T0, 0), "n3");
         Record newest = Record.tombstone(pack(T0, 5), "n1");
         Record middle = value(pack(T0, 5), "n0"); // same timestamp, lower writer
-        order.get(0).read().complete(old);
-        order.get(1).read().complete(newest);
-        order.get(2).read().complete(middle);
+        order.get(0).holds(old);
+        order.get(1).holds(newest);
+        order.get(2).holds(middle);
         assertThat(get.join()).isEqualTo(newest);
     }
 
     @Test
     void aGetReturnsTheNewestAmongTheFirstAckAnswersOnly() {
         CompletableFuture<Record> get = coordinator().get(KEY, new Quorum(2, 3));
-        order.get(0).read().complete(null);
-        order.get(1).read().complete(value(10, "n2"));
+        FakeReplica[] others = others();
+        fakes.get("n1").holds(null);
+        others[0].holds(value(10, "n2"));
         assertThat(get.join()).isEqualTo(value(10, "n2"));
         // a newer version arriving after the answer does not change it
-        order.get(2).read().complete(value(20, "n3"));
+        others[1].holds(value(20, "n3"));
         assertThat(get.join()).isEqualTo(value(10, "n2"));
     }
 
     @Test
     void aGetOfAnAbsentKeyReturnsNull() {
         CompletableFuture<Record> get = coordinator().get(KEY, new Quorum(2, 3));
-        order.get(0).read().complete(null);
-        order.get(2).read().complete(null);
+        order.get(0).holds(null);
+        order.get(2).holds(null);
         assertThat(get).isCompletedWithValue(null);
     }
 
@@ -250,7 +303,7 @@ class CoordinatorTest {
         Coordinator coordinator = coordinator();
         long remote = pack(T0 + 60_000, 3); // a replica whose clock is a minute ahead
         CompletableFuture<Record> get = coordinator.get(KEY, new Quorum(1, 1));
-        order.get(0).read().complete(value(remote, "n3"));
+        order.get(0).holds(value(remote, "n3"));
         assertThat(get.join().timestamp()).isEqualTo(remote);
 
         coordinator.put(KEY, VALUE, 0, new Quorum(1, 1));
@@ -264,8 +317,8 @@ class CoordinatorTest {
         Coordinator coordinator = coordinator();
         long remote = pack(T0 + 60_000, 0);
         coordinator.get(KEY, new Quorum(1, 3));
-        order.get(0).read().complete(null);
-        order.get(1).read().complete(value(remote, "n2")); // after the answer
+        order.get(0).holds(null);
+        order.get(1).holds(value(remote, "n2")); // after the answer
         assertThat(hlc.now()).isGreaterThan(remote);
     }
 
@@ -278,7 +331,7 @@ class CoordinatorTest {
         assertThat(failureOf(put)).isInstanceOf(OverloadedException.class);
 
         CompletableFuture<Record> get = coordinator().get(KEY, new Quorum(1, 1));
-        order.get(0).read().completeExceptionally(new CompletionException(new StorageOverloadedException("full")));
+        order.get(0).fails(new CompletionException(new StorageOverloadedException("full")));
         assertThat(failureOf(get)).isInstanceOf(OverloadedException.class);
     }
 
@@ -344,6 +397,11 @@ class CoordinatorTest {
                 @Override
                 public CompletableFuture<Record> read(byte[] key) {
                     return CompletableFuture.completedFuture(value(7, id));
+                }
+
+                @Override
+                public CompletableFuture<RecordDigest> readDigest(byte[] key) {
+                    return CompletableFuture.completedFuture(RecordDigest.of(value(7, id)));
                 }
 
                 @Override

@@ -128,7 +128,7 @@ class HintingCoordinatorTest {
         coordinator.put(KEY, VALUE, 0, quorum(3, 3));
         order.forEach(f -> f.write().complete(true));
         coordinator.get(KEY, quorum(1, 3));
-        order.forEach(f -> f.read().completeExceptionally(new ReplicaUnavailableException("down")));
+        order.forEach(f -> f.fails(new ReplicaUnavailableException("down")));
         assertThat(hints).isEmpty();
     }
 }

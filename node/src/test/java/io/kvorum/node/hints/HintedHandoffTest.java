@@ -10,6 +10,7 @@ import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.hints.HintStore.Limits;
 import io.kvorum.node.storage.LevelDbStore;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.storage.StorageService;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.time.ManualClock;
@@ -66,6 +67,11 @@ class HintedHandoffTest {
 
         @Override
         public CompletableFuture<Record> read(byte[] key) {
+            throw new AssertionError("hinted handoff never reads");
+        }
+
+        @Override
+        public CompletableFuture<RecordDigest> readDigest(byte[] key) {
             throw new AssertionError("hinted handoff never reads");
         }
 

@@ -15,6 +15,7 @@ import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.http.EmbeddedConnection.Reply;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
@@ -234,6 +235,11 @@ class RequestRouterTest {
         @Override
         public CompletableFuture<Record> read(byte[] key) {
             return CompletableFuture.completedFuture(records.get(new String(key, UTF_8)));
+        }
+
+        @Override
+        public CompletableFuture<RecordDigest> readDigest(byte[] key) {
+            return read(key).thenApply(RecordDigest::of);
         }
 
         @Override

@@ -6,6 +6,7 @@ import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.coordinator.ReplicaUnavailableException.Reason;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.time.ManualClock;
 import java.time.Duration;
 import java.util.List;
@@ -97,6 +98,13 @@ class GuardedReplicaTest {
             calls.incrementAndGet();
             next = new CompletableFuture<>();
             return next.thenApply(o -> (Record) o);
+        }
+
+        @Override
+        public CompletableFuture<RecordDigest> readDigest(byte[] key) {
+            calls.incrementAndGet();
+            next = new CompletableFuture<>();
+            return next.thenApply(o -> (RecordDigest) o);
         }
 
         @Override

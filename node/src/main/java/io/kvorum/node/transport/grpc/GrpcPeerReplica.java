@@ -9,9 +9,11 @@ import io.kvorum.node.coordinator.ReplicaUnavailableException.Reason;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.proto.ReadRequest;
+import io.kvorum.proto.ReadResult;
 import io.kvorum.proto.ReplicaError;
 import io.kvorum.proto.ReplicaRequest;
 import io.kvorum.proto.ReplicaResponse;
@@ -82,14 +84,30 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
 
     @Override
     public CompletableFuture<Record> read(byte[] key) {
+        return read(key, false, result ->
+                result.hasRecord() ? ReplicaProtoUtils.toRecord(result.getRecord()) : null);
+    }
+
+    /** A peer that predates digest reads answers with the record: its digest is computed here then. */
+    @Override
+    public CompletableFuture<RecordDigest> readDigest(byte[] key) {
+        return read(key, true, result -> {
+            if (result.hasDigest()) {
+                return ReplicaProtoUtils.toDigest(result.getDigest());
+            }
+            return result.hasRecord() ? RecordDigest.of(ReplicaProtoUtils.toRecord(result.getRecord())) : null;
+        });
+    }
+
+    private <T> CompletableFuture<T> read(byte[] key, boolean digestOnly, Function<ReadResult, T> decode) {
         ReplicaRequest.Builder request = ReplicaRequest.newBuilder()
-                .setRead(ReadRequest.newBuilder().setKey(ReplicaProtoUtils.bytes(key)));
+                .setRead(ReadRequest.newBuilder().setKey(ReplicaProtoUtils.bytes(key)).setDigestOnly(digestOnly));
         return call(request, response -> {
             if (!response.hasRead()) {
                 throw new ReplicaUnavailableException(
                         peer.peerId() + " answered a read with " + response.getResultCase());
             }
-            return response.getRead().hasRecord() ? ReplicaProtoUtils.toRecord(response.getRead().getRecord()) : null;
+            return decode.apply(response.getRead());
         });
     }
 

@@ -3,6 +3,8 @@ package io.kvorum.node.transport.grpc;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.model.RecordDigest;
+import io.kvorum.proto.RecordDigestProto;
 import io.kvorum.proto.RecordProto;
 
 /** Converts between core records and their wire form; the only place that knows both. */
@@ -29,6 +31,25 @@ final class ReplicaProtoUtils {
         }
         return new Record(proto.getTimestamp(), proto.getWriter(), proto.getTombstone(),
                 proto.getExpiresAtMillis(), proto.getValue().toByteArray());
+    }
+
+    static RecordDigestProto toDigestProto(RecordDigest digest) {
+        return RecordDigestProto.newBuilder()
+                .setTimestamp(digest.timestamp())
+                .setWriter(digest.writer())
+                .setTombstone(digest.tombstone())
+                .setExpiresAtMillis(digest.expiresAtMillis())
+                .setValueHash(UnsafeByteOperations.unsafeWrap(digest.valueHash()))
+                .build();
+    }
+
+    /** @throws IllegalArgumentException when the message is not a valid digest */
+    static RecordDigest toDigest(RecordDigestProto proto) {
+        if (proto.getWriter().isEmpty()) {
+            throw new IllegalArgumentException("digest without a writer");
+        }
+        return new RecordDigest(proto.getTimestamp(), proto.getWriter(), proto.getTombstone(),
+                proto.getExpiresAtMillis(), proto.getValueHash().toByteArray());
     }
 
     static ByteString bytes(byte[] b) {

@@ -70,13 +70,15 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
         try {
             switch (request.getOperationCase()) {
                 case READ -> {
-                    return local.read(request.getRead().getKey().toByteArray()).thenApply(record -> {
-                        ReadResult.Builder result = ReadResult.newBuilder();
-                        if (record != null) {
-                            result.setRecord(ReplicaProtoUtils.toRecordProto(record));
-                        }
-                        return ReplicaResponse.newBuilder().setCallId(callId).setRead(result).build();
-                    });
+                    byte[] key = request.getRead().getKey().toByteArray();
+                    if (request.getRead().getDigestOnly()) {
+                        return local.readDigest(key).thenApply(digest -> readResponse(callId, digest == null
+                                ? ReadResult.newBuilder() : ReadResult.newBuilder()
+                                .setDigest(ReplicaProtoUtils.toDigestProto(digest))));
+                    }
+                    return local.read(key).thenApply(record -> readResponse(callId, record == null
+                            ? ReadResult.newBuilder() : ReadResult.newBuilder()
+                            .setRecord(ReplicaProtoUtils.toRecordProto(record))));
                 }
                 case WRITE -> {
                     Record record = ReplicaProtoUtils.toRecord(request.getWrite().getRecord());
@@ -93,6 +95,10 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
             return CompletableFuture.completedFuture(error(callId, ReplicaError.Code.INTERNAL,
                     "malformed request: " + e.getMessage()));
         }
+    }
+
+    private static ReplicaResponse readResponse(long callId, ReadResult.Builder result) {
+        return ReplicaResponse.newBuilder().setCallId(callId).setRead(result).build();
     }
 
     private static ReplicaResponse errorResponse(long callId, Throwable error) {

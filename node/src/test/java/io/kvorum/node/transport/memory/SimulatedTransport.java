@@ -11,6 +11,7 @@ import io.kvorum.node.antientropy.AntiEntropyPeer;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
 import java.io.IOException;
@@ -206,6 +207,12 @@ final class SimulatedTransport implements PeerTransport {
         @Override
         public CompletableFuture<Record> read(byte[] key) {
             return call(peer, SimulatedNetwork.Kind.READ, config.requestTimeout(), t -> t.local().replica().read(key));
+        }
+
+        @Override
+        public CompletableFuture<RecordDigest> readDigest(byte[] key) {
+            return call(peer, SimulatedNetwork.Kind.READ, config.requestTimeout(),
+                    t -> t.local().replica().readDigest(key));
         }
 
         @Override
