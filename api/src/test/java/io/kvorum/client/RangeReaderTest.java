@@ -64,7 +64,7 @@ class RangeReaderTest {
              RangeReader reader = range(server, "a b", "z/é")) {
             assertThat(reader.next()).isNull();
             assertThat(server.requestHead()).startsWith("GET /v0/entities?start=a%20b&end=z%2F%C3%A9 HTTP/1.1\r\n")
-                    .contains("\r\nHost: 127.0.0.1:").contains("\r\nConnection: close\r\n");
+                    .containsIgnoringCase("\r\nHost: 127.0.0.1:").containsIgnoringCase("\r\nConnection: close\r\n");
         }
     }
 
@@ -158,7 +158,7 @@ class RangeReaderTest {
     void aBadChunkSizeLineIsRefused() throws Exception {
         try (OneShotServer server = OneShotServer.answering(CHUNKED_200 + "zz\r\nabc\r\n");
              RangeReader reader = range(server, "a", null)) {
-            assertThatThrownBy(reader::next).isInstanceOf(IOException.class).hasMessage("bad chunk size line: zz");
+            assertThatThrownBy(reader::next).isInstanceOf(IOException.class).hasMessageStartingWith("malformed range stream: ");
         }
     }
 }
