@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -31,8 +32,17 @@ class RangeReaderTest {
         return new Entry(key.getBytes(StandardCharsets.UTF_8), value.getBytes(StandardCharsets.UTF_8));
     }
 
-    private static RangeReader range(OneShotServer server, String start, String end) throws IOException {
-        return KvorumClient.create(server.base(), Duration.ofSeconds(5)).range(start, end);
+    private final List<KvorumClient> clients = new ArrayList<>();
+
+    @AfterEach
+    void closeClients() {
+        clients.forEach(KvorumClient::close);
+    }
+
+    private RangeReader range(OneShotServer server, String start, String end) throws IOException {
+        KvorumClient client = KvorumClient.create(server.base(), Duration.ofSeconds(5));
+        clients.add(client);
+        return client.range(start, end);
     }
 
     @Test
