@@ -75,7 +75,7 @@ final class Call<R, T> {
         if (c != null) {
             c.completeExceptionally(cause);
         }
-        result.completeExceptionally(cause);
+        result.completeExceptionally(wrap(cause));
     }
 
     private void next() {
@@ -89,7 +89,7 @@ final class Call<R, T> {
             endpoint = choose();
             f = attempt.start(endpoint);
         } catch (RuntimeException e) {
-            result.completeExceptionally(e);
+            result.completeExceptionally(wrap(e));
             return;
         }
         current = f;
@@ -149,13 +149,13 @@ final class Call<R, T> {
         }
         Duration delay = retryDelay(error);
         if (delay == null || attempts >= policy.maxAttempts() || System.nanoTime() + delay.toNanos() >= deadline) {
-            result.completeExceptionally(error);
+            result.completeExceptionally(wrap(error));
             return;
         }
         try {
             group.schedule(this::next, delay.toNanos(), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
-            result.completeExceptionally(error); // the client is closing
+            result.completeExceptionally(wrap(error)); // the client is closing
         }
     }
 
@@ -168,6 +168,15 @@ final class Call<R, T> {
             return policy.backoff(attempts); // every request the client sends is idempotent
         }
         return null;
+    }
+
+    /**
+     * Failures reach callers wrapped in a {@link CompletionException}, as from any dependent stage
+     * (and from the java.net.http client before): {@code handle} and {@code whenComplete} see the
+     * wrapper, {@code join} throws it, {@code get} unwraps it into an {@code ExecutionException}.
+     */
+    private static CompletionException wrap(Throwable t) {
+        return t instanceof CompletionException c ? c : new CompletionException(t);
     }
 
     static Throwable unwrap(Throwable t) {

@@ -243,7 +243,7 @@ public final class KvorumClient implements AutoCloseable {
                 if (e == null) {
                     external.complete(v);
                 } else {
-                    external.completeExceptionally(Call.unwrap(e));
+                    external.completeExceptionally(e); // already a CompletionException
                 }
             };
             try {

@@ -51,6 +51,7 @@ final class FakeNode implements AutoCloseable {
     private final Channel server;
     final List<Seen> seen = new CopyOnWriteArrayList<>();
     final AtomicInteger connections = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
     private FakeNode(int port, Script script) throws InterruptedException {
         AtomicInteger counter = new AtomicInteger();
@@ -106,6 +107,9 @@ final class FakeNode implements AutoCloseable {
 
     @Override
     public void close() {
+        if (closed.getAndSet(true)) {
+            return;
+        }
         server.close().syncUninterruptibly();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }

@@ -125,6 +125,8 @@ class KvorumDriverTest {
         assertThat(failure(kv.get("500"))).isExactlyInstanceOf(KvorumException.class)
                 .satisfies(e -> assertThat(((KvorumException) e).status()).isEqualTo(500));
         assertThat(node.seen).as("create() clients send each call once").hasSize(7);
+        assertThat(kv.get("504").handle((v, e) -> e).join()).as("stages see the failure wrapped, as from any dependent stage")
+                .isInstanceOf(CompletionException.class).hasCauseInstanceOf(NotEnoughReplicasException.class);
     }
 
     @Test
@@ -239,6 +241,10 @@ class KvorumDriverTest {
         KvorumClient withExecutor = client(KvorumClient.builder().endpoints(node.uri()).callbackExecutor(callbacks));
         withExecutor.get("k").thenRun(() -> thread.set(Thread.currentThread().getName())).join();
         assertThat(thread.get()).isEqualTo("user-callbacks");
+        node.close();
+        assertThat(withExecutor.get("k").whenComplete((v, e) -> thread.set(Thread.currentThread().getName()))
+                .handle((v, e) -> e).join()).isInstanceOf(CompletionException.class).hasCauseInstanceOf(IOException.class);
+        assertThat(thread.get()).as("failures too").isEqualTo("user-callbacks");
     }
 
     @Test
