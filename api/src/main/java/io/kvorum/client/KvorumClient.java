@@ -1,83 +1,152 @@
 package io.kvorum.client;
 
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.EventExecutor;
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 /**
- * An asynchronous client for one Kvorum node's HTTP API (any node coordinates any request).
- * Thread-safe; share one instance. Built on {@code java.net.http.HttpClient}, so it has no
- * dependencies.
+ * A driver for a Kvorum cluster's HTTP API (SPEC §2): any node coordinates any request, so the
+ * client spreads requests over the endpoints it was given, fails over when one is down and
+ * retries what may be retried. Thread-safe; share one instance per process and close it.
  *
  * <pre>{@code
- * try (KvorumClient kv = KvorumClient.create(URI.create("http://127.0.0.1:8080"))) {
- *     kv.put("user:1", "Ada".getBytes(UTF_8)).join();
- *     Optional<byte[]> v = kv.get("user:1").join();
- *     kv.put("session:9", token, Options.quorum(2, 3).withTtl(Duration.ofMinutes(5))).join();
+ * try (KvorumClient kv = KvorumClient.builder()
+ *         .endpoints(URI.create("http://10.0.0.1:8080"), URI.create("http://10.0.0.2:8080"))
+ *         .requestTimeout(Duration.ofSeconds(2))
+ *         .build()) {
+ *     kv.put("user:1", "Ada".getBytes(UTF_8)).join();                  // asynchronous
+ *     Optional<byte[]> v = kv.sync().get("user:1");                     // blocking
+ *     kv.put("otp:7", code, Options.quorum(2, 3).withTtl(Duration.ofMinutes(5))
+ *             .withTimeout(Duration.ofMillis(300))).join();
  * }
  * }</pre>
  *
- * <p>Every call completes exceptionally with a {@link KvorumException} carrying the HTTP status
- * when the node refuses it (400, 413, 503, 504), and with an {@link IOException} when the node
- * cannot be reached.
+ * <h2>Calls</h2>
+ * Every operation exists as an asynchronous method returning a {@link CompletableFuture}, and as
+ * a blocking one on the {@link #sync()} view. A call has a deadline, {@link Options#timeout()} or
+ * else the builder's {@link Builder#requestTimeout request timeout}, that covers all its attempts
+ * and the backoff between them. How calls are retried is described in {@link RetryPolicy};
+ * {@link #create(URI)} clients do not retry.
+ *
+ * <h2>Failures</h2>
+ * A future completes exceptionally with
+ * <ul>
+ *   <li>a {@link KvorumException} when a node refused the call: {@link BadRequestException} (400, 405,
+ *       413), {@link UnauthorizedException} (401), {@link OverloadedException} (503, after retries; or
+ *       refused locally when the client's pending-request bound is reached), {@link NotEnoughReplicasException}
+ *       (504), a plain {@code KvorumException} for other statuses;</li>
+ *   <li>an {@link IOException} when no answer came: {@link java.net.ConnectException} when no
+ *       connection could be made (the call had no effect), {@link KvorumConnectionException} when
+ *       the connection was lost with the request sent or queued, {@link KvorumTimeoutException}
+ *       when the deadline passed (outcome unknown for both).</li>
+ * </ul>
+ * The blocking methods throw the same exceptions: {@code KvorumException}s unchecked,
+ * connection failures as the checked {@code IOException}s.
+ *
+ * <h2>Threads</h2>
+ * I/O runs on the client's own Netty event loops ({@link Builder#ioThreads}, daemon threads named
+ * {@code kvorum-client-*}). Futures complete on those event loops, unless the builder was given a
+ * {@link Builder#callbackExecutor callback executor}, on which they then complete. Stages chained
+ * onto a future without an executor run there too: they must not block, and never call
+ * {@code join()} or a blocking method from them ({@link #sync()} refuses to run on an event loop).
+ *
+ * <h2>Transport</h2>
+ * Each endpoint has a pool of up to {@link Builder#connectionsPerEndpoint} keep-alive HTTP/1.1
+ * connections; requests go to the least busy one, pipelined once every connection is in use,
+ * and at most {@link Builder#maxPendingPerConnection} wait on each. A node answers the requests
+ * of one connection in order, so a request whose deadline passes while it waits closes its
+ * connection: the requests queued behind it fail with {@link KvorumConnectionException} and are
+ * retried as the policy allows. Ranges ({@link #range}) use a connection of their own.
  */
 public final class KvorumClient implements AutoCloseable {
 
-    private final URI base;
-    private final HttpClient http;
-    private final Duration requestTimeout;
+    static final System.Logger LOG = System.getLogger(KvorumClient.class.getName());
 
-    private KvorumClient(URI base, HttpClient http, Duration requestTimeout) {
-        this.base = base;
-        this.http = http;
-        this.requestTimeout = requestTimeout;
+    private final ClientSettings settings;
+    private final EventLoopGroup group;
+    private final List<Endpoint> endpoints;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final Set<Call<?, ?>> live = ConcurrentHashMap.newKeySet();
+    private final BlockingKvorumClient sync = new BlockingKvorumClient(this);
+
+    private KvorumClient(ClientSettings settings) {
+        this.settings = settings;
+        this.group = new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory("kvorum-client", true));
+        List<Endpoint> list = new ArrayList<>();
+        for (URI uri : settings.endpoints()) {
+            list.add(new Endpoint(uri, group, settings));
+        }
+        this.endpoints = List.copyOf(list);
     }
 
-    /** A client of the node at {@code baseUri} (e.g. {@code http://127.0.0.1:8080}). */
+    /** A builder with the defaults of each of its options. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * A client of the node at {@code baseUri} (e.g. {@code http://127.0.0.1:8080}) with a 30 s
+     * request timeout. Shortcut for {@code builder().endpoints(baseUri).retryPolicy(RetryPolicy.NONE).build()}:
+     * each call is exactly one request, as tests that count answers expect.
+     */
     public static KvorumClient create(URI baseUri) {
-        return create(baseUri, Duration.ofSeconds(30));
+        return create(baseUri, Builder.DEFAULT_REQUEST_TIMEOUT);
     }
 
-    /** A client whose requests fail with an {@code HttpTimeoutException} after {@code requestTimeout}. */
+    /** As {@link #create(URI)}, with calls failing with {@link KvorumTimeoutException} after {@code requestTimeout}. */
     public static KvorumClient create(URI baseUri, Duration requestTimeout) {
-        HttpClient http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(5))
-                .build();
-        String s = baseUri.toString();
-        return new KvorumClient(URI.create(s.endsWith("/") ? s.substring(0, s.length() - 1) : s), http, requestTimeout);
+        return builder().endpoints(baseUri).requestTimeout(requestTimeout).retryPolicy(RetryPolicy.NONE).build();
     }
 
+    /** The first endpoint, without a trailing slash. */
     public URI baseUri() {
-        return base;
+        return endpoints.get(0).uri();
+    }
+
+    /** The endpoints, in the order given to the builder. */
+    public List<URI> endpoints() {
+        return endpoints.stream().map(Endpoint::uri).toList();
+    }
+
+    /** The blocking view of this client: the same operations, waiting for their outcome. */
+    public BlockingKvorumClient sync() {
+        return sync;
     }
 
     /** The value of a key, or empty when it is absent, deleted or expired. */
-    public CompletableFuture<java.util.Optional<byte[]>> get(String key) {
+    public CompletableFuture<Optional<byte[]>> get(String key) {
         return get(key, Options.DEFAULT);
     }
 
-    public CompletableFuture<java.util.Optional<byte[]>> get(String key, Options options) {
+    public CompletableFuture<Optional<byte[]>> get(String key, Options options) {
         return get(utf8(key), options);
     }
 
     /** As {@link #get(String, Options)}, for a key given as its UTF-8 bytes. */
-    public CompletableFuture<java.util.Optional<byte[]>> get(byte[] key, Options options) {
-        HttpRequest request = request(entityUri(key, options, false)).GET().build();
-        return send(request).thenApply(r -> {
-            if (r.statusCode() == 200) {
-                return java.util.Optional.of(r.body());
-            }
-            if (r.statusCode() == 404) {
-                return java.util.Optional.empty();
-            }
-            throw KvorumException.of(r.statusCode(), r.body());
+    public CompletableFuture<Optional<byte[]>> get(byte[] key, Options options) {
+        return entity(HttpMethod.GET, key, null, options, r -> switch (r.status()) {
+            case 200 -> Optional.of(r.body());
+            case 404 -> Optional.empty();
+            default -> throw r.refusal();
         });
     }
 
@@ -89,11 +158,13 @@ public final class KvorumClient implements AutoCloseable {
         return put(utf8(key), value, options);
     }
 
-    /** Writes a value; completes once {@code ack} replicas stored it. */
+    /**
+     * Writes a value; completes once {@code ack} replicas stored it. The array is sent as it is
+     * when the request is written (and again on a retry): do not change it before the future completes.
+     */
     public CompletableFuture<Void> put(byte[] key, byte[] value, Options options) {
-        HttpRequest request = request(entityUri(key, options, true))
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(value)).build();
-        return send(request).thenApply(r -> expect(r, 201));
+        Objects.requireNonNull(value, "value");
+        return entity(HttpMethod.PUT, key, value, options, r -> expect(r, 201));
     }
 
     public CompletableFuture<Void> delete(String key) {
@@ -106,41 +177,114 @@ public final class KvorumClient implements AutoCloseable {
 
     /** Deletes a key (writes a tombstone); completes once {@code ack} replicas stored it. */
     public CompletableFuture<Void> delete(byte[] key, Options options) {
-        HttpRequest request = request(entityUri(key, options, false)).DELETE().build();
-        return send(request).thenApply(r -> expect(r, 202));
+        return entity(HttpMethod.DELETE, key, null, options, r -> expect(r, 202));
     }
 
     /**
      * The entries with {@code start <= key < end} ({@code end == null}: to the last key), read
-     * while the node streams them. Blocking; close the reader to stop early.
+     * while the node streams them. Blocks until the node answered the request (the request timeout
+     * bounds the wait, retries included); close the reader to stop early.
      *
      * @throws KvorumException when the node refuses the range (400, 503, 504)
+     * @throws IOException when no node could be reached in time
      */
     public RangeReader range(String start, String end) throws IOException {
-        StringBuilder uri = new StringBuilder(base + "/v0/entities?start=").append(encode(utf8(start)));
+        StringBuilder target = new StringBuilder("/v0/entities?start=").append(encode(utf8(start)));
         if (end != null) {
-            uri.append("&end=").append(encode(utf8(end)));
+            target.append("&end=").append(encode(utf8(end)));
         }
-        return RangeReader.open(URI.create(uri.toString()), (int) Math.min(Integer.MAX_VALUE, requestTimeout.toMillis()));
+        int maxEntry = settings.maxResponseBytes() + 1025; // a key of up to 1024 bytes, '\n', the value
+        Call<RangeReader, RangeReader> call = call(null, settings.requestTimeout(), "range",
+                e -> RangeReader.open(e, target.toString(), maxEntry, settings.requestTimeout()), Function.identity());
+        return BlockingKvorumClient.await(this, call.result);
     }
 
-    /** Whether the node answers {@code GET /v0/status} with 200. */
+    /** Whether a node (the one the selector picks) answers {@code GET /v0/status} with 200. */
     public CompletableFuture<Boolean> isReady() {
-        HttpRequest request = request(URI.create(base + "/v0/status")).GET().build();
-        return send(request).handle((r, e) -> e == null && r.statusCode() == 200);
+        ensureOpen();
+        Call<Response, Boolean> call = call(null, settings.requestTimeout(), "GET /v0/status",
+                e -> e.send(new Exchange(HttpMethod.GET, "/v0/status", null)), r -> r.status() == 200);
+        return deliver(call.result.handle((ready, error) -> error == null && ready));
     }
 
-    private HttpRequest.Builder request(URI uri) {
-        return HttpRequest.newBuilder(uri).timeout(requestTimeout);
+    private <T> CompletableFuture<T> entity(HttpMethod method, byte[] key, byte[] body, Options options,
+                                            Function<Response, T> outcome) {
+        Objects.requireNonNull(key, "key");
+        String target = entityTarget(key, options, method == HttpMethod.PUT);
+        ensureOpen();
+        Duration timeout = options.timeout() != null ? options.timeout() : settings.requestTimeout();
+        return deliver(call(key, timeout, method + " " + "/v0/entity",
+                e -> e.send(new Exchange(method, target, body)), outcome).result);
     }
 
-    private CompletableFuture<HttpResponse<byte[]>> send(HttpRequest request) {
-        return http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray());
+    private <R, T> Call<R, T> call(byte[] key, Duration timeout, String what, Call.Attempt<R> attempt,
+                                   Function<R, T> outcome) {
+        ensureOpen();
+        Call<R, T> call;
+        try {
+            call = new Call<>(this, key, timeout, what, attempt, outcome);
+        } catch (RejectedExecutionException e) {
+            throw new IllegalStateException("the client is closed", e);
+        }
+        live.add(call);
+        call.result.whenComplete((v, e) -> live.remove(call));
+        return call.start();
     }
 
-    private URI entityUri(byte[] key, Options options, boolean allowTtl) {
+    /** The future the caller gets: completed on the callback executor when there is one. */
+    private <T> CompletableFuture<T> deliver(CompletableFuture<T> internal) {
+        Executor executor = settings.callbackExecutor();
+        if (executor == null) {
+            return internal;
+        }
+        CompletableFuture<T> external = new CompletableFuture<>();
+        internal.whenComplete((v, e) -> {
+            Runnable complete = () -> {
+                if (e == null) {
+                    external.complete(v);
+                } else {
+                    external.completeExceptionally(e); // already a CompletionException
+                }
+            };
+            try {
+                executor.execute(complete);
+            } catch (RejectedExecutionException rejected) {
+                complete.run();
+            }
+        });
+        return external;
+    }
+
+    private void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("the client is closed");
+        }
+    }
+
+    ClientSettings settings() {
+        return settings;
+    }
+
+    EventLoopGroup group() {
+        return group;
+    }
+
+    List<Endpoint> endpointList() {
+        return endpoints;
+    }
+
+    boolean inEventLoop() {
+        for (EventExecutor e : group) {
+            if (e.inEventLoop()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String entityTarget(byte[] key, Options options, boolean allowTtl) {
         Objects.requireNonNull(options, "options");
-        StringBuilder uri = new StringBuilder(base + "/v0/entity?id=").append(encode(key));
+        StringBuilder uri = new StringBuilder("/v0/entity?id=").append(encode(key));
         if (options.from() > 0) {
             uri.append("&from=").append(options.from());
         }
@@ -153,12 +297,12 @@ public final class KvorumClient implements AutoCloseable {
             }
             uri.append("&ttl=").append(options.ttl().toMillis());
         }
-        return URI.create(uri.toString());
+        return uri.toString();
     }
 
-    private static Void expect(HttpResponse<byte[]> r, int status) {
-        if (r.statusCode() != status) {
-            throw KvorumException.of(r.statusCode(), r.body());
+    private static Void expect(Response r, int status) {
+        if (r.status() != status) {
+            throw r.refusal();
         }
         return null;
     }
@@ -183,38 +327,67 @@ public final class KvorumClient implements AutoCloseable {
         return sb.toString();
     }
 
+    /**
+     * Closes every connection and stops the event loops, waiting for them at most the builder's
+     * close timeout (not at all when called on one of them). Calls still in progress fail with
+     * {@link KvorumConnectionException}; later calls throw {@link IllegalStateException}.
+     * Open {@link RangeReader}s end with {@link RangeReader.TruncatedRangeException}. Idempotent.
+     */
     @Override
     public void close() {
-        // java.net.http.HttpClient has no close() before JDK 21; its threads are daemons and its
-        // connections time out when idle. Nothing to release on JDK 17.
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        endpoints.forEach(Endpoint::close);
+        KvorumConnectionException gone = new KvorumConnectionException("the client was closed");
+        live.forEach(c -> c.fail(gone));
+        long timeout = settings.closeTimeout().toMillis();
+        io.netty.util.concurrent.Future<?> terminated = group.shutdownGracefully(0, timeout, TimeUnit.MILLISECONDS);
+        if (!inEventLoop()) {
+            terminated.awaitUninterruptibly(timeout + 1000);
+        }
     }
 
     /**
-     * Per-request replication options. {@code ack}/{@code from} of 0 mean the node's defaults
-     * ({@code from} = replication factor, {@code ack} = a majority of {@code from}).
+     * Per-call options. {@code ack}/{@code from} of 0 mean the node's defaults ({@code from} =
+     * replication factor, {@code ack} = a majority of {@code from}); a null {@code ttl} means no
+     * expiry; a null {@code timeout} means the client's request timeout.
      */
-    public record Options(int ack, int from, Duration ttl) {
-        public static final Options DEFAULT = new Options(0, 0, null);
+    public record Options(int ack, int from, Duration ttl, Duration timeout) {
+        public static final Options DEFAULT = new Options(0, 0, null, null);
 
         public Options {
             if (ack < 0 || from < 0) {
                 throw new IllegalArgumentException("ack and from must be positive, or 0 for the default");
             }
+            if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
+                throw new IllegalArgumentException("timeout must be positive");
+            }
+        }
+
+        public Options(int ack, int from, Duration ttl) {
+            this(ack, from, ttl, null);
         }
 
         /** Ask {@code from} replicas, succeed once {@code ack} answered. */
         public static Options quorum(int ack, int from) {
-            return new Options(ack, from, null);
+            return new Options(ack, from, null, null);
         }
 
         /** The value expires {@code ttl} after the node receives the write. */
         public Options withTtl(Duration ttl) {
-            return new Options(ack, from, ttl);
+            return new Options(ack, from, ttl, timeout);
+        }
+
+        /** The call fails with {@link KvorumTimeoutException} once {@code timeout} passed, retries included. */
+        public Options withTimeout(Duration timeout) {
+            return new Options(ack, from, ttl, Objects.requireNonNull(timeout, "timeout"));
         }
 
         @Override
         public String toString() {
-            return "Options{ack=" + ack + ", from=" + from + (ttl != null ? ", ttl=" + ttl : "") + "}";
+            return "Options{ack=" + ack + ", from=" + from + (ttl != null ? ", ttl=" + ttl : "")
+                    + (timeout != null ? ", timeout=" + timeout : "") + "}";
         }
     }
 
@@ -222,5 +395,152 @@ public final class KvorumClient implements AutoCloseable {
     static String preview(byte[] body) {
         String s = new String(body, 0, Math.min(body.length, 200), StandardCharsets.UTF_8).strip();
         return body.length > 200 ? s + "..." : s;
+    }
+
+    /** Builds a {@link KvorumClient}; every option has a default except the endpoints. Not thread-safe. */
+    public static final class Builder {
+
+        static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
+
+        private List<URI> endpoints = List.of();
+        private Duration connectTimeout = Duration.ofSeconds(5);
+        private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
+        private int connectionsPerEndpoint = 4;
+        private int maxPendingPerConnection = 1024;
+        private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        private Executor callbackExecutor;
+        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+        private EndpointSelector selector = EndpointSelector.roundRobin();
+        private String bearerToken;
+        private Duration probeInterval = Duration.ofSeconds(1);
+        private int maxResponseBytes = 16 * 1024 * 1024;
+        private Duration closeTimeout = Duration.ofSeconds(2);
+
+        private Builder() {
+        }
+
+        /** The nodes to talk to, {@code http://host:port}, at least one. */
+        public Builder endpoints(URI... endpoints) {
+            return endpoints(Arrays.asList(endpoints));
+        }
+
+        public Builder endpoints(List<URI> endpoints) {
+            List<URI> normalized = new ArrayList<>();
+            for (URI uri : endpoints) {
+                normalized.add(normalize(uri));
+            }
+            this.endpoints = List.copyOf(normalized);
+            return this;
+        }
+
+        /** How long establishing a connection may take (default 5 s). */
+        public Builder connectTimeout(Duration connectTimeout) {
+            this.connectTimeout = positive(connectTimeout, "connectTimeout");
+            return this;
+        }
+
+        /** The deadline of calls whose {@link Options} name none, attempts included (default 30 s). */
+        public Builder requestTimeout(Duration requestTimeout) {
+            this.requestTimeout = positive(requestTimeout, "requestTimeout");
+            return this;
+        }
+
+        /** Keep-alive connections per endpoint, at most (default 4). */
+        public Builder connectionsPerEndpoint(int connections) {
+            this.connectionsPerEndpoint = atLeastOne(connections, "connectionsPerEndpoint");
+            return this;
+        }
+
+        /** Requests sent or queued on one connection, at most, before calls fail fast with a local {@link OverloadedException} (default 1024). */
+        public Builder maxPendingPerConnection(int pending) {
+            this.maxPendingPerConnection = atLeastOne(pending, "maxPendingPerConnection");
+            return this;
+        }
+
+        /** Event-loop threads doing the client's I/O (default: the processors, at most 4). */
+        public Builder ioThreads(int threads) {
+            this.ioThreads = atLeastOne(threads, "ioThreads");
+            return this;
+        }
+
+        /** Where futures complete (default: on the event loop that received the answer). Not shut down by the client. */
+        public Builder callbackExecutor(Executor executor) {
+            this.callbackExecutor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /** How calls are retried (default {@link RetryPolicy#DEFAULT}). */
+        public Builder retryPolicy(RetryPolicy policy) {
+            this.retryPolicy = Objects.requireNonNull(policy, "policy");
+            return this;
+        }
+
+        /** Which endpoint coordinates each attempt (default {@link EndpointSelector#roundRobin()}). */
+        public Builder endpointSelector(EndpointSelector selector) {
+            this.selector = Objects.requireNonNull(selector, "selector");
+            return this;
+        }
+
+        /** Sent as {@code Authorization: Bearer <token>} with every request; never logged. */
+        public Builder bearerToken(String token) {
+            if (token == null || token.isBlank() || token.chars().anyMatch(c -> c < 0x21 || c > 0x7e)) {
+                throw new IllegalArgumentException("a bearer token is printable ASCII without spaces");
+            }
+            this.bearerToken = token;
+            return this;
+        }
+
+        /** How often an endpoint that is down is probed with {@code GET /v0/status} (default 1 s). */
+        public Builder probeInterval(Duration interval) {
+            this.probeInterval = positive(interval, "probeInterval");
+            return this;
+        }
+
+        /** The largest value (or range entry value) accepted in an answer (default 16 MiB). */
+        public Builder maxResponseBytes(int bytes) {
+            this.maxResponseBytes = atLeastOne(bytes, "maxResponseBytes");
+            return this;
+        }
+
+        /** How long {@link #close()} waits for the event loops to stop (default 2 s). */
+        public Builder closeTimeout(Duration timeout) {
+            this.closeTimeout = positive(timeout, "closeTimeout");
+            return this;
+        }
+
+        public KvorumClient build() {
+            if (endpoints.isEmpty()) {
+                throw new IllegalStateException("no endpoint given");
+            }
+            return new KvorumClient(new ClientSettings(endpoints, connectTimeout, requestTimeout, connectionsPerEndpoint,
+                    maxPendingPerConnection, ioThreads, callbackExecutor, retryPolicy, selector, bearerToken,
+                    probeInterval, maxResponseBytes, closeTimeout));
+        }
+
+        private static URI normalize(URI uri) {
+            Objects.requireNonNull(uri, "endpoint");
+            if (!"http".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null) {
+                throw new IllegalArgumentException("an endpoint is http://host:port, not " + uri);
+            }
+            String path = uri.getRawPath();
+            if (path != null && !path.isEmpty() && !path.equals("/") || uri.getRawQuery() != null) {
+                throw new IllegalArgumentException("an endpoint has no path or query: " + uri);
+            }
+            return URI.create("http://" + uri.getRawAuthority());
+        }
+
+        private static Duration positive(Duration d, String name) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(name + " must be positive");
+            }
+            return d;
+        }
+
+        private static int atLeastOne(int n, String name) {
+            if (n < 1) {
+                throw new IllegalArgumentException(name + " must be at least 1");
+            }
+            return n;
+        }
     }
 }

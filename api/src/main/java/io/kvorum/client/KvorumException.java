@@ -1,7 +1,18 @@
 package io.kvorum.client;
 
-/** A node refused a request; {@link #status()} is the HTTP status (400, 413, 503, 504, ...). */
-public final class KvorumException extends RuntimeException {
+import java.time.Duration;
+
+/**
+ * A node refused a request; {@link #status()} is the HTTP status. The client throws the subclass
+ * that names the case: {@link BadRequestException} (400, 405, 413), {@link UnauthorizedException}
+ * (401), {@link OverloadedException} (503, or the client's own bound on pending requests),
+ * {@link NotEnoughReplicasException} (504); any other unexpected status is a plain
+ * {@code KvorumException}.
+ *
+ * <p>Failures to talk to a node at all are not {@code KvorumException}s but {@link java.io.IOException}s;
+ * see {@link KvorumClient}.
+ */
+public class KvorumException extends RuntimeException {
 
     private final int status;
 
@@ -11,7 +22,19 @@ public final class KvorumException extends RuntimeException {
     }
 
     static KvorumException of(int status, byte[] body) {
-        return new KvorumException(status, KvorumClient.preview(body));
+        return of(status, body, null);
+    }
+
+    /** The exception for a refusal; {@code retryAfter} (nullable) is the answer's {@code Retry-After}. */
+    static KvorumException of(int status, byte[] body, Duration retryAfter) {
+        String message = KvorumClient.preview(body);
+        return switch (status) {
+            case 400, 405, 413 -> new BadRequestException(status, message);
+            case 401 -> new UnauthorizedException(message);
+            case 503 -> new OverloadedException(message, retryAfter);
+            case 504 -> new NotEnoughReplicasException(message);
+            default -> new KvorumException(status, message);
+        };
     }
 
     public int status() {
@@ -23,7 +46,7 @@ public final class KvorumException extends RuntimeException {
         return status == 504;
     }
 
-    /** 503: the node is overloaded; the request had no effect and may be retried. */
+    /** 503: the node (or the client's own queue) is overloaded; the request had no effect and may be retried. */
     public boolean isOverloaded() {
         return status == 503;
     }

@@ -1,161 +1,151 @@
 package io.kvorum.client;
 
-import java.io.BufferedInputStream;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObject;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
 import java.io.ByteArrayOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.net.URI;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Iterator;
-import java.util.Locale;
 import java.util.NoSuchElementException;
+import java.util.Spliterator;
+import java.util.Spliterators;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
 
 /**
  * Reads a range answer (SPEC §4) entry by entry as the node streams it. Each HTTP chunk is one
  * entry, {@code <key>\n<value>}, and values may contain newlines, so the chunk boundaries are the
- * framing. {@code java.net.http} hides them, hence this reader speaks HTTP/1.1 over its own socket
- * for this one response shape: a status line, headers, and a chunked body.
+ * framing: Netty's decoder is set to hand over whole chunks only.
  *
- * <p>A stream that ends without its terminating zero-length chunk (a node failed mid-range) raises
- * {@link TruncatedRangeException}, so a short answer is never mistaken for a complete one. Not
- * thread-safe. Close it to stop early; the node then stops reading.
+ * <p>The range has a connection of its own, opened on the client's event loops and closed when
+ * the range ends or the reader is closed (a connection held by a half-read stream cannot carry
+ * other requests). The connection reads only while fewer than {@value #LOW_WATER_BYTES} bytes of
+ * entries wait here, so a slow reader slows the node down instead of filling memory.
+ *
+ * <p>A stream that ends without its terminating zero-length chunk (a node failed mid-range)
+ * raises {@link TruncatedRangeException}, so a short answer is never mistaken for a complete one.
+ * {@link #next()} waits at most the client's request timeout for each entry. Not thread-safe
+ * (one reader thread); close it to stop early, and the node stops reading.
  */
 public final class RangeReader implements AutoCloseable, Iterable<RangeReader.Entry> {
 
-    private static final int MAX_LINE = 16 * 1024;
+    static final long LOW_WATER_BYTES = 256 * 1024;
+    private static final int MAX_REFUSAL_BYTES = 64 * 1024;
+    private static final Object END = new Object();
 
-    private final Socket socket;
-    private final InputStream in;
+    private final Channel channel;
+    private final Duration readTimeout;
+    private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>(); // Entry, END or IOException
+    private final AtomicLong buffered = new AtomicLong();
+    private volatile boolean reading;
     private boolean finished;
+    private IOException failure;
 
-    private RangeReader(Socket socket, InputStream in) {
-        this.socket = socket;
-        this.in = in;
+    private RangeReader(Channel channel, Duration readTimeout) {
+        this.channel = channel;
+        this.readTimeout = readTimeout;
     }
 
-    /** Sends the request and reads the status and headers; the body is read by {@link #next()}. */
-    static RangeReader open(URI uri, int timeoutMillis) throws IOException {
-        Socket socket = new Socket();
-        try {
-            int port = uri.getPort() > 0 ? uri.getPort() : 80;
-            socket.connect(new InetSocketAddress(uri.getHost(), port), timeoutMillis);
-            socket.setSoTimeout(timeoutMillis);
-            OutputStream out = socket.getOutputStream();
-            String target = uri.getRawPath() + (uri.getRawQuery() != null ? "?" + uri.getRawQuery() : "");
-            out.write(("GET " + target + " HTTP/1.1\r\nHost: " + uri.getHost() + ":" + port
-                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            InputStream in = new BufferedInputStream(socket.getInputStream(), 64 * 1024);
-            RangeReader reader = new RangeReader(socket, in);
-            reader.readHead();
-            return reader;
-        } catch (IOException | RuntimeException e) {
-            socket.close();
-            throw e;
-        }
-    }
-
-    private void readHead() throws IOException {
-        String status = readLine();
-        String[] parts = status.split(" ", 3);
-        if (parts.length < 2 || !parts[0].startsWith("HTTP/1.")) {
-            throw new IOException("not an HTTP/1.1 answer: " + status);
-        }
-        int code = Integer.parseInt(parts[1]);
-        boolean chunked = false;
-        long contentLength = -1;
-        for (String line = readLine(); !line.isEmpty(); line = readLine()) {
-            int colon = line.indexOf(':');
-            if (colon < 0) {
-                continue;
+    /**
+     * Opens a connection to {@code endpoint}, asks for {@code target}, and completes with a reader
+     * once a 200 head arrived (exceptionally with the refusal or the connection failure). When the
+     * returned future is completed from outside first (a deadline), the connection is closed.
+     */
+    static CompletableFuture<RangeReader> open(Endpoint endpoint, String target, int maxEntryBytes, Duration readTimeout) {
+        CompletableFuture<RangeReader> opened = new CompletableFuture<>();
+        ChannelFuture connect = endpoint.openStream(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+                ch.pipeline().addLast("codec", Endpoint.wholeChunkCodec(maxEntryBytes + 1))
+                        .addLast("range", new StreamHandler(endpoint, target, maxEntryBytes, readTimeout, opened));
             }
-            String name = line.substring(0, colon).trim().toLowerCase(Locale.ROOT);
-            String value = line.substring(colon + 1).trim();
-            if (name.equals("transfer-encoding") && value.toLowerCase(Locale.ROOT).contains("chunked")) {
-                chunked = true;
-            } else if (name.equals("content-length")) {
-                contentLength = Long.parseLong(value);
+        });
+        connect.addListener(f -> {
+            if (!f.isSuccess()) {
+                opened.completeExceptionally(Endpoint.connectFailure(endpoint.peer(), f.cause()));
             }
-        }
-        if (code != 200) {
-            byte[] body = contentLength >= 0 ? in.readNBytes((int) Math.min(contentLength, 64 * 1024)) : new byte[0];
-            throw KvorumException.of(code, body);
-        }
-        if (!chunked) {
-            throw new IOException("range answer is not chunked");
-        }
+        });
+        opened.whenComplete((r, e) -> {
+            if (e != null) {
+                connect.channel().close();
+            }
+        });
+        return opened;
     }
 
     /** The next entry, or null after the last one. */
     public Entry next() throws IOException {
+        if (failure != null) {
+            throw failure;
+        }
         if (finished) {
             return null;
         }
-        String sizeLine;
+        Object o;
         try {
-            sizeLine = readLine();
-        } catch (EOFException e) {
-            throw new TruncatedRangeException();
+            o = queue.poll(readTimeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            close();
+            throw new InterruptedIOException("interrupted while waiting for a range entry");
         }
-        int semicolon = sizeLine.indexOf(';');
-        int size;
-        try {
-            size = Integer.parseInt((semicolon < 0 ? sizeLine : sizeLine.substring(0, semicolon)).trim(), 16);
-        } catch (NumberFormatException e) {
-            throw new IOException("bad chunk size line: " + sizeLine);
+        if (o == null) {
+            close();
+            failure = new KvorumTimeoutException("no range entry within " + readTimeout.toMillis() + " ms");
+            throw failure;
         }
-        if (size == 0) {
+        if (o instanceof Entry e) {
+            if (buffered.addAndGet(-(e.key.length + e.value.length)) < LOW_WATER_BYTES && !reading) {
+                channel.eventLoop().execute(this::demand);
+            }
+            return e;
+        }
+        if (o == END) {
             finished = true;
+            close();
             return null;
         }
-        byte[] chunk = in.readNBytes(size);
-        if (chunk.length < size || !readLine().isEmpty()) {
-            throw new TruncatedRangeException();
-        }
-        int newline = indexOf(chunk, (byte) '\n');
-        if (newline < 0) {
-            throw new IOException("range chunk without a key separator");
-        }
-        return new Entry(Arrays.copyOf(chunk, newline), Arrays.copyOfRange(chunk, newline + 1, chunk.length));
+        failure = (IOException) o;
+        close();
+        throw failure;
     }
 
-    private String readLine() throws IOException {
-        ByteArrayOutputStream line = new ByteArrayOutputStream();
-        while (true) {
-            int b = in.read();
-            if (b < 0) {
-                throw new EOFException("connection closed");
-            }
-            if (b == '\n') {
-                break;
-            }
-            if (b != '\r') {
-                if (line.size() >= MAX_LINE) {
-                    throw new IOException("line too long");
-                }
-                line.write(b);
-            }
+    /** On the event loop: read more if few entries wait. */
+    private void demand() {
+        if (!reading && buffered.get() < LOW_WATER_BYTES && channel.isActive()) {
+            reading = true;
+            channel.read();
         }
-        return line.toString(StandardCharsets.ISO_8859_1);
-    }
-
-    private static int indexOf(byte[] bytes, byte b) {
-        for (int i = 0; i < bytes.length; i++) {
-            if (bytes[i] == b) {
-                return i;
-            }
-        }
-        return -1;
     }
 
     /**
      * Iterates the remaining entries; I/O failures, truncation included, surface as
-     * {@link java.io.UncheckedIOException}.
+     * {@link UncheckedIOException}.
      */
     @Override
     public Iterator<Entry> iterator() {
@@ -168,7 +158,7 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
                     try {
                         next = RangeReader.this.next();
                     } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
+                        throw new UncheckedIOException(e);
                     }
                 }
                 return next != null;
@@ -186,10 +176,16 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
         };
     }
 
+    /** The remaining entries as a sequential stream that closes this reader when it is closed. */
+    public Stream<Entry> stream() {
+        return StreamSupport.stream(Spliterators.spliteratorUnknownSize(iterator(), Spliterator.ORDERED | Spliterator.NONNULL),
+                false).onClose(this::close);
+    }
+
     /** Closes the connection; the node stops streaming. */
     @Override
-    public void close() throws IOException {
-        socket.close();
+    public void close() {
+        channel.close();
     }
 
     /** One entry of a range. */
@@ -219,6 +215,153 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
     public static final class TruncatedRangeException extends IOException {
         public TruncatedRangeException() {
             super("range stream was truncated: a node failed before it ended");
+        }
+    }
+
+    /** The range connection's last stage: sends the request, then turns chunks into entries. Event-loop confined. */
+    private static final class StreamHandler extends SimpleChannelInboundHandler<HttpObject> {
+
+        private final Endpoint endpoint;
+        private final String target;
+        private final int maxEntryBytes;
+        private final Duration readTimeout;
+        private final CompletableFuture<RangeReader> opened;
+        private RangeReader reader;
+        private HttpResponse refused;
+        private ByteArrayOutputStream refusal;
+        private boolean done;
+        private Throwable error;
+
+        StreamHandler(Endpoint endpoint, String target, int maxEntryBytes, Duration readTimeout,
+                      CompletableFuture<RangeReader> opened) {
+            this.endpoint = endpoint;
+            this.target = target;
+            this.maxEntryBytes = maxEntryBytes;
+            this.readTimeout = readTimeout;
+            this.opened = opened;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            FullHttpRequest request = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, target);
+            request.headers().set(endpoint.commonHeaders()).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            ctx.writeAndFlush(request).addListener(f -> {
+                if (!f.isSuccess()) {
+                    stop(ctx, new KvorumConnectionException("could not send to " + endpoint.peer(), f.cause()));
+                }
+            });
+            ctx.read();
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, HttpObject msg) {
+            if (done) {
+                return;
+            }
+            if (msg.decoderResult().isFailure()) {
+                Throwable cause = msg.decoderResult().cause();
+                stop(ctx, new IOException((reader == null ? "not an HTTP/1.1 answer: " : "malformed range stream: ")
+                        + cause.getMessage(), cause));
+                return;
+            }
+            if (msg instanceof HttpResponse head) {
+                head(ctx, head);
+            }
+            if (msg instanceof HttpContent content && !done) {
+                content(ctx, content);
+            }
+        }
+
+        private void head(ChannelHandlerContext ctx, HttpResponse head) {
+            if (head.status().code() != 200) {
+                refused = head;
+                refusal = new ByteArrayOutputStream();
+            } else if (!HttpUtil.isTransferEncodingChunked(head)) {
+                stop(ctx, new IOException("range answer is not chunked"));
+            } else {
+                reader = new RangeReader(ctx.channel(), readTimeout);
+                if (!opened.complete(reader)) {
+                    done = true;
+                    ctx.close();
+                }
+            }
+        }
+
+        private void content(ChannelHandlerContext ctx, HttpContent content) {
+            ByteBuf bytes = content.content();
+            if (reader == null) {
+                int n = Math.min(bytes.readableBytes(), MAX_REFUSAL_BYTES - refusal.size());
+                refusal.writeBytes(ByteBufUtil.getBytes(bytes, bytes.readerIndex(), n));
+                if (content instanceof LastHttpContent) {
+                    done = true;
+                    opened.completeExceptionally(KvorumException.of(refused.status().code(), refusal.toByteArray(),
+                            Response.retryAfter(refused)));
+                    ctx.close();
+                }
+                return;
+            }
+            if (bytes.isReadable()) {
+                if (bytes.readableBytes() > maxEntryBytes) {
+                    stop(ctx, new IOException("a range entry is larger than " + maxEntryBytes + " bytes"));
+                    return;
+                }
+                int newline = bytes.indexOf(bytes.readerIndex(), bytes.writerIndex(), (byte) '\n');
+                if (newline < 0) {
+                    stop(ctx, new IOException("range chunk without a key separator"));
+                    return;
+                }
+                byte[] key = ByteBufUtil.getBytes(bytes, bytes.readerIndex(), newline - bytes.readerIndex());
+                byte[] value = ByteBufUtil.getBytes(bytes, newline + 1, bytes.writerIndex() - newline - 1);
+                reader.buffered.addAndGet(key.length + value.length);
+                reader.queue.add(new Entry(key, value));
+            }
+            if (content instanceof LastHttpContent) {
+                done = true;
+                reader.queue.add(END);
+            }
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            if (reader == null) {
+                if (!done) {
+                    ctx.read(); // still waiting for the head or the refusal's body
+                }
+            } else {
+                reader.reading = false;
+                reader.demand();
+            }
+            ctx.fireChannelReadComplete();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            if (!done) {
+                stop(ctx, reader == null
+                        ? new KvorumConnectionException("connection to " + endpoint.peer() + " closed before the range answer", error)
+                        : new TruncatedRangeException());
+            }
+            ctx.fireChannelInactive();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            error = cause;
+            ctx.close();
+        }
+
+        private void stop(ChannelHandlerContext ctx, IOException cause) {
+            if (done) {
+                return;
+            }
+            done = true;
+            if (reader == null) {
+                opened.completeExceptionally(cause);
+            } else {
+                reader.queue.add(cause);
+            }
+            ctx.close();
         }
     }
 }

@@ -146,9 +146,10 @@ class KvorumClientTest {
     @Test
     void aTrailingSlashOfTheBaseUriIsDropped() {
         answer(200, "v");
-        KvorumClient slashed = KvorumClient.create(URI.create(base() + "/"), Duration.ofSeconds(5));
-        assertThat(slashed.baseUri()).isEqualTo(base());
-        slashed.get("k").join();
+        try (KvorumClient slashed = KvorumClient.create(URI.create(base() + "/"), Duration.ofSeconds(5))) {
+            assertThat(slashed.baseUri()).isEqualTo(base());
+            slashed.get("k").join();
+        }
         assertThat(only().uri()).isEqualTo("/v0/entity?id=k");
     }
 
@@ -167,9 +168,10 @@ class KvorumClientTest {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             port = s.getLocalPort();
         }
-        KvorumClient nobody = KvorumClient.create(URI.create("http://127.0.0.1:" + port), Duration.ofSeconds(5));
-        assertThat(nobody.isReady().join()).isFalse();
-        assertThatThrownBy(() -> nobody.get("k").join()).cause().isInstanceOf(IOException.class);
+        try (KvorumClient nobody = KvorumClient.create(URI.create("http://127.0.0.1:" + port), Duration.ofSeconds(5))) {
+            assertThat(nobody.isReady().join()).isFalse();
+            assertThatThrownBy(() -> nobody.get("k").join()).cause().isInstanceOf(java.net.ConnectException.class);
+        }
     }
 
     @Test

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -31,8 +32,17 @@ class RangeReaderTest {
         return new Entry(key.getBytes(StandardCharsets.UTF_8), value.getBytes(StandardCharsets.UTF_8));
     }
 
-    private static RangeReader range(OneShotServer server, String start, String end) throws IOException {
-        return KvorumClient.create(server.base(), Duration.ofSeconds(5)).range(start, end);
+    private final List<KvorumClient> clients = new ArrayList<>();
+
+    @AfterEach
+    void closeClients() {
+        clients.forEach(KvorumClient::close);
+    }
+
+    private RangeReader range(OneShotServer server, String start, String end) throws IOException {
+        KvorumClient client = KvorumClient.create(server.base(), Duration.ofSeconds(5));
+        clients.add(client);
+        return client.range(start, end);
     }
 
     @Test
@@ -64,7 +74,7 @@ class RangeReaderTest {
              RangeReader reader = range(server, "a b", "z/é")) {
             assertThat(reader.next()).isNull();
             assertThat(server.requestHead()).startsWith("GET /v0/entities?start=a%20b&end=z%2F%C3%A9 HTTP/1.1\r\n")
-                    .contains("\r\nHost: 127.0.0.1:").contains("\r\nConnection: close\r\n");
+                    .containsIgnoringCase("\r\nHost: 127.0.0.1:").containsIgnoringCase("\r\nConnection: close\r\n");
         }
     }
 
@@ -158,7 +168,7 @@ class RangeReaderTest {
     void aBadChunkSizeLineIsRefused() throws Exception {
         try (OneShotServer server = OneShotServer.answering(CHUNKED_200 + "zz\r\nabc\r\n");
              RangeReader reader = range(server, "a", null)) {
-            assertThatThrownBy(reader::next).isInstanceOf(IOException.class).hasMessage("bad chunk size line: zz");
+            assertThatThrownBy(reader::next).isInstanceOf(IOException.class).hasMessageStartingWith("malformed range stream: ");
         }
     }
 }

@@ -1,0 +1,20 @@
+package io.kvorum.client;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executor;
+
+/** What a {@link KvorumClient.Builder} collected, validated; {@code callbackExecutor} and {@code bearerToken} may be null. */
+record ClientSettings(List<URI> endpoints, Duration connectTimeout, Duration requestTimeout, int connectionsPerEndpoint,
+                      int maxPendingPerConnection, int ioThreads, Executor callbackExecutor, RetryPolicy retryPolicy,
+                      EndpointSelector selector, String bearerToken, Duration probeInterval, int maxResponseBytes,
+                      Duration closeTimeout) {
+
+    @Override
+    public String toString() { // never the token
+        return "ClientSettings{endpoints=" + endpoints + ", requestTimeout=" + requestTimeout
+                + ", connectionsPerEndpoint=" + connectionsPerEndpoint + ", retryPolicy=" + retryPolicy
+                + (bearerToken != null ? ", bearerToken=<set>" : "") + "}";
+    }
+}

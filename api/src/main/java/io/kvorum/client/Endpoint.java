@@ -1,0 +1,251 @@
+package io.kvorum.client;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import java.lang.System.Logger.Level;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One node: a bounded pool of keep-alive HTTP/1.1 connections to it, and its health.
+ *
+ * <p>Pool: a request goes to the connection with the fewest pending requests; a new connection is
+ * opened while every open one is busy and the pool is below its size; on a full pool requests are
+ * pipelined, up to {@code maxPendingPerConnection} per connection, beyond which the request fails
+ * at once with a local {@link OverloadedException}. Closed connections leave the pool.
+ *
+ * <p>Health: an endpoint that refuses a connection is marked down and probed with
+ * {@code GET /v0/status} every {@code probeInterval} until it answers 200 (or any request to it
+ * gets an answer). Selection prefers healthy endpoints but still uses a down one when no other is left.
+ */
+final class Endpoint {
+
+    private final URI uri;
+    private final String peer;
+    private final ClientSettings settings;
+    private final EventLoopGroup group;
+    private final Bootstrap bootstrap;
+    private final HttpHeaders common;
+    private final List<Connection> connections = new ArrayList<>(); // guarded by this
+    private volatile boolean healthy = true;
+    private volatile boolean closed;
+
+    Endpoint(URI uri, EventLoopGroup group, ClientSettings settings) {
+        this.uri = uri;
+        this.peer = uri.getHost() + ":" + port(uri);
+        this.settings = settings;
+        this.group = group;
+        this.common = new DefaultHttpHeaders();
+        common.set(HttpHeaderNames.HOST, peer);
+        if (settings.bearerToken() != null) {
+            common.set(HttpHeaderNames.AUTHORIZATION, "Bearer " + settings.bearerToken());
+        }
+        this.bootstrap = new Bootstrap().group(group).channel(NioSocketChannel.class)
+                .remoteAddress(InetSocketAddress.createUnresolved(uri.getHost(), port(uri)))
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE,
+                        settings.connectTimeout().toMillis()))
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_KEEPALIVE, true)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline()
+                                .addLast("codec", new HttpClientCodec(new HttpDecoderConfig(), false, false))
+                                .addLast("aggregator", new HttpObjectAggregator(settings.maxResponseBytes()))
+                                .addLast("exchanges", new ExchangeHandler(common, peer));
+                    }
+                });
+    }
+
+    static int port(URI uri) {
+        return uri.getPort() > 0 ? uri.getPort() : 80;
+    }
+
+    URI uri() {
+        return uri;
+    }
+
+    boolean healthy() {
+        return healthy;
+    }
+
+    /** Headers every request to this node carries (Host, and Authorization when a token is set). */
+    HttpHeaders commonHeaders() {
+        return common;
+    }
+
+    /** Queues {@code x} on a pooled connection; returns its result. */
+    CompletableFuture<Response> send(Exchange x) {
+        Connection c;
+        try {
+            c = acquire();
+        } catch (RuntimeException e) {
+            x.result.completeExceptionally(e);
+            return x.result;
+        }
+        x.result.whenComplete((r, e) -> c.pending.decrementAndGet());
+        c.write(x);
+        return x.result;
+    }
+
+    private synchronized Connection acquire() {
+        if (closed) {
+            throw new IllegalStateException("the client is closed");
+        }
+        Connection best = null;
+        for (Connection c : connections) {
+            if (best == null || c.pending.get() < best.pending.get()) {
+                best = c;
+            }
+        }
+        if (best == null || (best.pending.get() > 0 && connections.size() < settings.connectionsPerEndpoint())) {
+            best = open();
+        } else if (best.pending.get() >= settings.maxPendingPerConnection()) {
+            throw OverloadedException.local("every connection to " + peer + " has "
+                    + settings.maxPendingPerConnection() + " pending requests");
+        }
+        best.pending.incrementAndGet();
+        return best;
+    }
+
+    private Connection open() {
+        Connection c = new Connection(bootstrap.connect());
+        connections.add(c);
+        c.connected.channel().closeFuture().addListener(f -> {
+            synchronized (this) {
+                connections.remove(c);
+            }
+        });
+        return c;
+    }
+
+    /** A connection of its own, outside the pool, set up by {@code handler} and not reading by itself (ranges). */
+    ChannelFuture openStream(ChannelHandler handler) {
+        return bootstrap.clone().option(ChannelOption.AUTO_READ, false).handler(handler).connect();
+    }
+
+    /** Decoder settings that keep each chunk of up to {@code maxChunkBytes} whole (ranges frame entries by chunk). */
+    static HttpClientCodec wholeChunkCodec(int maxChunkBytes) {
+        return new HttpClientCodec(new HttpDecoderConfig().setMaxChunkSize(maxChunkBytes).setAllowPartialChunks(false),
+                false, false);
+    }
+
+    static ConnectException connectFailure(String peer, Throwable cause) {
+        if (cause instanceof ConnectException ce) {
+            return ce;
+        }
+        ConnectException ce = new ConnectException("cannot connect to " + peer + ": " + cause);
+        ce.initCause(cause);
+        return ce;
+    }
+
+    String peer() {
+        return peer;
+    }
+
+    void markUp() {
+        if (!healthy && !closed) {
+            healthy = true;
+            KvorumClient.LOG.log(Level.INFO, "endpoint {0} is up", uri);
+        }
+    }
+
+    void markDown(Throwable cause) {
+        synchronized (this) {
+            if (!healthy || closed) {
+                return;
+            }
+            healthy = false;
+        }
+        KvorumClient.LOG.log(Level.WARNING, "endpoint {0} is down ({1}); probing it every {2} ms",
+                uri, cause.toString(), settings.probeInterval().toMillis());
+        scheduleProbe();
+    }
+
+    private void scheduleProbe() {
+        try {
+            group.schedule(this::probe, settings.probeInterval().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // the client is closing
+        }
+    }
+
+    private void probe() {
+        if (healthy || closed) {
+            return;
+        }
+        Exchange x = new Exchange(HttpMethod.GET, "/v0/status", null);
+        io.netty.util.concurrent.ScheduledFuture<?> timer = group.schedule(
+                () -> x.abort(new KvorumTimeoutException("status probe of " + peer + " timed out")),
+                settings.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        send(x).whenComplete((r, e) -> {
+            timer.cancel(false);
+            if (e == null && r.status() == 200) {
+                markUp();
+            } else {
+                scheduleProbe();
+            }
+        });
+    }
+
+    void close() {
+        List<Connection> open;
+        synchronized (this) {
+            closed = true;
+            open = List.copyOf(connections);
+        }
+        open.forEach(c -> c.connected.channel().close());
+    }
+
+    /** A pooled connection, usable as soon as it is created: writes wait for the connect. */
+    private final class Connection {
+        final ChannelFuture connected;
+        final AtomicInteger pending = new AtomicInteger();
+
+        Connection(ChannelFuture connected) {
+            this.connected = connected;
+        }
+
+        void write(Exchange x) {
+            if (connected.isDone()) {
+                writeNow(x);
+            } else {
+                connected.addListener(f -> writeNow(x));
+            }
+        }
+
+        private void writeNow(Exchange x) {
+            if (!connected.isSuccess()) {
+                x.result.completeExceptionally(connectFailure(peer, connected.cause()));
+                return;
+            }
+            Channel ch = connected.channel();
+            ch.writeAndFlush(x).addListener(f -> {
+                if (!f.isSuccess()) {
+                    x.result.completeExceptionally(new KvorumConnectionException("could not send to " + peer, f.cause()));
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package io.kvorum.client;
+
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.util.ArrayDeque;
+
+/**
+ * The last stage of a pooled connection: pairs answers with requests. HTTP/1.1 answers come in
+ * the order of the requests (pipelining), so the exchanges are queued here as they are written,
+ * on the event loop, which makes the queue's order the order on the wire. Event-loop confined.
+ */
+final class ExchangeHandler extends ChannelDuplexHandler {
+
+    private final ArrayDeque<Exchange> inFlight = new ArrayDeque<>();
+    private final HttpHeaders common;
+    private final String peer;
+    private Throwable error;
+
+    ExchangeHandler(HttpHeaders common, String peer) {
+        this.common = common;
+        this.peer = peer;
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+        if (!(msg instanceof Exchange x)) {
+            ctx.write(msg, promise);
+            return;
+        }
+        if (x.result.isDone()) { // timed out before its turn came
+            promise.setSuccess();
+            return;
+        }
+        inFlight.add(x);
+        ctx.write(x.toRequest(ctx.channel(), common), promise);
+        promise.addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        try {
+            FullHttpResponse response = (FullHttpResponse) msg;
+            Exchange x = inFlight.poll();
+            if (response.decoderResult().isFailure()) {
+                fail(x, new IOException("malformed HTTP answer from " + peer, response.decoderResult().cause()));
+                ctx.close();
+            } else if (x == null) {
+                ctx.close(); // an answer nobody asked for: the connection is out of step
+            } else {
+                x.result.complete(Response.of(response));
+                if (!HttpUtil.isKeepAlive(response)) {
+                    ctx.close();
+                }
+            }
+        } finally {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (!inFlight.isEmpty()) {
+            KvorumConnectionException lost = new KvorumConnectionException("connection to " + peer
+                    + " closed with " + inFlight.size() + " request(s) unanswered", error);
+            for (Exchange x = inFlight.poll(); x != null; x = inFlight.poll()) {
+                fail(x, lost);
+            }
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        KvorumClient.LOG.log(System.Logger.Level.DEBUG, "connection to {0} failed: {1}", peer, cause.toString());
+        error = cause;
+        ctx.close();
+    }
+
+    private static void fail(Exchange x, Throwable cause) {
+        if (x != null) {
+            x.result.completeExceptionally(cause);
+        }
+    }
+}

@@ -1,0 +1,341 @@
+package io.kvorum.client;
+
+import static io.kvorum.client.FakeNode.answer;
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.kvorum.client.KvorumClient.Options;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The driver's transport, failover, retries, deadlines and lifecycle, against {@link FakeNode}s:
+ * in-process Netty HTTP/1.1 servers that answer as each test scripts them.
+ */
+@Timeout(60)
+class KvorumDriverTest {
+
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            toClose.get(i).close();
+        }
+    }
+
+    private <T extends AutoCloseable> T closing(T resource) {
+        toClose.add(resource);
+        return resource;
+    }
+
+    private FakeNode node(FakeNode.Script script) throws InterruptedException {
+        return closing(FakeNode.start(script));
+    }
+
+    private KvorumClient client(KvorumClient.Builder builder) {
+        return closing(builder.build());
+    }
+
+    /** A port nothing listens on (it was free a moment ago). */
+    private static int closedPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static Throwable failure(CompletableFuture<?> f) {
+        assertThatThrownBy(f::join).isInstanceOf(CompletionException.class);
+        return f.handle((v, e) -> e instanceof CompletionException c ? c.getCause() : e).join();
+    }
+
+    /** Echoes the key as the value, so that a test can see each answer went to its own request. */
+    private static FakeNode.Script echo() {
+        return (r, n) -> answer(200, r.uri().substring(r.uri().indexOf("id=") + 3));
+    }
+
+    @Test
+    void aThousandConcurrentRequestsOverTwoConnectionsEachGetTheirOwnAnswer() throws Exception {
+        FakeNode node = node(echo());
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri()).connectionsPerEndpoint(2));
+        List<CompletableFuture<Optional<byte[]>>> calls = new ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            calls.add(kv.get("k" + i));
+        }
+        for (int i = 0; i < 1000; i++) {
+            assertThat(new String(calls.get(i).join().orElseThrow(), UTF_8)).isEqualTo("k" + i);
+        }
+        assertThat(node.seen).hasSize(1000);
+        assertThat(node.connections.get()).as("connections opened").isBetween(1, 2);
+    }
+
+    @Test
+    void aFullPoolFailsFastWithALocalOverload() throws Exception {
+        FakeNode node = node((r, n) -> FakeNode.SILENCE);
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri()).connectionsPerEndpoint(1)
+                .maxPendingPerConnection(2).requestTimeout(Duration.ofSeconds(30)));
+        kv.get("a");
+        kv.get("b");
+        Throwable refused = failure(kv.get("c"));
+        assertThat(refused).isInstanceOfSatisfying(OverloadedException.class, e -> {
+            assertThat(e.isLocal()).isTrue();
+            assertThat(e.isOverloaded()).isTrue();
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> node.seen.size() == 2);
+        assertThat(node.seen).extracting(FakeNode.Seen::uri).containsExactly("/v0/entity?id=a", "/v0/entity?id=b");
+    }
+
+    @Test
+    void refusalsAreTypedByStatus() throws Exception {
+        FakeNode node = node((r, n) -> {
+            String id = r.uri().substring(r.uri().indexOf("id=") + 3);
+            int status = Integer.parseInt(id);
+            return status == 503 ? answer(503, "Overloaded", "Retry-After", "2") : answer(status, "because " + id);
+        });
+        KvorumClient kv = KvorumClient.create(node.uri(), Duration.ofSeconds(10));
+        closing(kv);
+        assertThat(failure(kv.get("400"))).isInstanceOf(BadRequestException.class).hasMessage("HTTP 400: because 400");
+        assertThat(failure(kv.get("405"))).isInstanceOf(BadRequestException.class);
+        assertThat(failure(kv.put("413", new byte[1]))).isInstanceOfSatisfying(BadRequestException.class,
+                e -> assertThat(e.status()).isEqualTo(413));
+        assertThat(failure(kv.get("401"))).isInstanceOf(UnauthorizedException.class);
+        assertThat(failure(kv.delete("504"))).isInstanceOfSatisfying(NotEnoughReplicasException.class,
+                e -> assertThat(e.isNotEnoughReplicas()).isTrue());
+        assertThat(failure(kv.get("503"))).isInstanceOfSatisfying(OverloadedException.class, e -> {
+            assertThat(e.retryAfter()).hasValue(Duration.ofSeconds(2));
+            assertThat(e.isLocal()).isFalse();
+        });
+        assertThat(failure(kv.get("500"))).isExactlyInstanceOf(KvorumException.class)
+                .satisfies(e -> assertThat(((KvorumException) e).status()).isEqualTo(500));
+        assertThat(node.seen).as("create() clients send each call once").hasSize(7);
+        assertThat(kv.get("504").handle((v, e) -> e).join()).as("stages see the failure wrapped, as from any dependent stage")
+                .isInstanceOf(CompletionException.class).hasCauseInstanceOf(NotEnoughReplicasException.class);
+    }
+
+    @Test
+    void theBearerTokenIsSentWithEveryRequestAndShownNowhere() throws Exception {
+        FakeNode node = node((r, n) -> answer(r.method().name().equals("PUT") ? 201 : 200, "v"));
+        KvorumClient.Builder builder = KvorumClient.builder().endpoints(node.uri()).bearerToken("s3cr3t-t0ken");
+        KvorumClient kv = client(builder);
+        kv.put("k", new byte[] {1}).join();
+        kv.get("k").join();
+        assertThat(node.seen).extracting(FakeNode.Seen::authorization).containsOnly("Bearer s3cr3t-t0ken");
+        assertThat(kv.settings().toString()).doesNotContain("s3cr3t");
+        assertThatThrownBy(() -> KvorumClient.builder().bearerToken("two words"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageNotContaining("two words");
+    }
+
+    @Test
+    void aDownEndpointIsSkippedAndProbedUntilItReturns() throws Exception {
+        int downPort = closedPort();
+        FakeNode up = node(echo());
+        URI down = URI.create("http://127.0.0.1:" + downPort);
+        KvorumClient kv = client(KvorumClient.builder().endpoints(down, up.uri())
+                .probeInterval(Duration.ofMillis(100)).retryPolicy(new RetryPolicy(2, Duration.ofMillis(1), Duration.ofMillis(5))));
+        for (int i = 0; i < 20; i++) {
+            assertThat(kv.get("k" + i).join()).as("call %d", i).isPresent();
+        }
+        assertThat(up.seen).hasSize(20);
+        assertThat(kv.endpointList().get(0).healthy()).as("the refusing endpoint is marked down").isFalse();
+
+        FakeNode back = closing(FakeNode.start(downPort, echo()));
+        await().atMost(Duration.ofSeconds(10)).until(() -> kv.endpointList().get(0).healthy());
+        assertThat(back.seen).extracting(FakeNode.Seen::uri).contains("/v0/status");
+        for (int i = 0; i < 20; i++) {
+            kv.get("again" + i).join();
+        }
+        assertThat(back.seen).as("round robin uses it again").anyMatch(s -> s.uri().contains("again"));
+    }
+
+    @Test
+    void withEveryEndpointDownACallFailsWithAConnectException() throws Exception {
+        KvorumClient kv = client(KvorumClient.builder().endpoints(URI.create("http://127.0.0.1:" + closedPort()))
+                .retryPolicy(new RetryPolicy(3, Duration.ofMillis(1), Duration.ofMillis(5))));
+        assertThat(failure(kv.get("k"))).isInstanceOf(ConnectException.class);
+        assertThat(kv.isReady().join()).isFalse();
+    }
+
+    @Test
+    void a503IsRetriedAfterItsRetryAfterCappedByThePolicyThenSucceeds() throws Exception {
+        FakeNode node = node((r, n) -> n == 0 ? answer(503, "Overloaded", "Retry-After", "5") : answer(200, "v"));
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri())
+                .retryPolicy(new RetryPolicy(3, Duration.ofMillis(1), Duration.ofMillis(300))));
+        assertThat(kv.sync().get("k")).hasValue("v".getBytes(UTF_8));
+        assertThat(node.seen).hasSize(2);
+        long gapMillis = (node.seen.get(1).nanos() - node.seen.get(0).nanos()) / 1_000_000;
+        assertThat(gapMillis).as("waited the Retry-After, capped at maxBackoff").isBetween(290L, 4000L);
+    }
+
+    @Test
+    void a503IsGivenUpAfterMaxAttempts() throws Exception {
+        FakeNode node = node((r, n) -> answer(503, "Overloaded", "Retry-After", "0"));
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri())
+                .retryPolicy(new RetryPolicy(3, Duration.ofMillis(1), Duration.ofMillis(10))));
+        assertThat(failure(kv.put("k", new byte[1]))).isInstanceOf(OverloadedException.class);
+        assertThat(node.seen).hasSize(3);
+    }
+
+    @Test
+    void noRetryIsScheduledPastTheDeadline() throws Exception {
+        FakeNode node = node((r, n) -> answer(503, "Overloaded", "Retry-After", "1"));
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri())
+                .retryPolicy(new RetryPolicy(5, Duration.ofMillis(1), Duration.ofSeconds(1))));
+        assertThat(failure(kv.get("k", Options.DEFAULT.withTimeout(Duration.ofMillis(500)))))
+                .as("the 503 itself, not a timeout: no retry could finish in time").isInstanceOf(OverloadedException.class);
+        assertThat(node.seen).hasSize(1);
+    }
+
+    @Test
+    void aLostConnectionIsRetriedOnlyWhenThePolicyAllows() throws Exception {
+        FakeNode node = node((r, n) -> n == 0 ? FakeNode.HANG_UP : answer(202, ""));
+        KvorumClient once = client(KvorumClient.builder().endpoints(node.uri()).retryPolicy(RetryPolicy.NONE));
+        assertThat(failure(once.delete("k"))).isInstanceOf(KvorumConnectionException.class);
+
+        FakeNode other = node((r, n) -> n == 0 ? FakeNode.HANG_UP : answer(202, ""));
+        KvorumClient retrying = client(KvorumClient.builder().endpoints(other.uri())
+                .retryPolicy(new RetryPolicy(2, Duration.ofMillis(1), Duration.ofMillis(5))));
+        retrying.sync().delete("k");
+        assertThat(other.seen).hasSize(2);
+    }
+
+    @Test
+    void aPerCallTimeoutFiresOnANodeThatNeverAnswers() throws Exception {
+        FakeNode node = node((r, n) -> FakeNode.SILENCE);
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri()).requestTimeout(Duration.ofSeconds(30)));
+        long started = System.nanoTime();
+        assertThat(failure(kv.get("k", Options.DEFAULT.withTimeout(Duration.ofMillis(200)))))
+                .isInstanceOf(KvorumTimeoutException.class).isInstanceOf(java.net.http.HttpTimeoutException.class);
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
+
+        KvorumClient shortDefault = client(KvorumClient.builder().endpoints(node.uri()).requestTimeout(Duration.ofMillis(200)));
+        assertThatThrownBy(() -> shortDefault.sync().put("k", new byte[1])).isInstanceOf(KvorumTimeoutException.class);
+    }
+
+    @Test
+    void futuresCompleteOnTheEventLoopOrOnTheCallbackExecutorNeverOnTheCommonPool() throws Exception {
+        FakeNode node = node((r, n) -> answer(200, "v"));
+        AtomicReference<String> thread = new AtomicReference<>();
+        KvorumClient plain = client(KvorumClient.builder().endpoints(node.uri()));
+        plain.get("k").thenRun(() -> thread.set(Thread.currentThread().getName())).join();
+        assertThat(thread.get()).startsWith("kvorum-client");
+
+        ExecutorService callbacks = Executors.newSingleThreadExecutor(r -> new Thread(r, "user-callbacks"));
+        closing(callbacks::shutdownNow);
+        KvorumClient withExecutor = client(KvorumClient.builder().endpoints(node.uri()).callbackExecutor(callbacks));
+        withExecutor.get("k").thenRun(() -> thread.set(Thread.currentThread().getName())).join();
+        assertThat(thread.get()).isEqualTo("user-callbacks");
+        node.close();
+        assertThat(withExecutor.get("k").whenComplete((v, e) -> thread.set(Thread.currentThread().getName()))
+                .handle((v, e) -> e).join()).isInstanceOf(CompletionException.class).hasCauseInstanceOf(IOException.class);
+        assertThat(thread.get()).as("failures too").isEqualTo("user-callbacks");
+    }
+
+    @Test
+    void aBlockingCallFromACallbackIsRefused() throws Exception {
+        FakeNode node = node((r, n) -> answer(200, "v"));
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri()));
+        CompletableFuture<Optional<byte[]>> nested = kv.get("k").thenApply(v -> {
+            try {
+                return kv.sync().get("k");
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+        });
+        assertThat(failure(nested)).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void theSelectorSeesTheKeyAndOnlyCandidates() throws Exception {
+        FakeNode a = node((r, n) -> answer(200, "a"));
+        FakeNode b = node((r, n) -> answer(200, "b"));
+        List<String> keys = new java.util.concurrent.CopyOnWriteArrayList<>();
+        KvorumClient kv = client(KvorumClient.builder().endpoints(a.uri(), b.uri()).endpointSelector((key, candidates) -> {
+            keys.add(key == null ? "<none>" : new String(key, UTF_8));
+            return candidates.get(candidates.size() - 1);
+        }));
+        assertThat(kv.sync().get("k1")).hasValue("b".getBytes(UTF_8));
+        assertThat(kv.sync().isReady()).isTrue();
+        assertThat(keys).containsExactly("k1", "<none>");
+
+        KvorumClient wrong = client(KvorumClient.builder().endpoints(a.uri())
+                .endpointSelector((key, candidates) -> URI.create("http://example.invalid:1")));
+        assertThat(failure(wrong.get("k"))).isInstanceOf(IllegalStateException.class).hasMessageContaining("selector");
+    }
+
+    @Test
+    void closeStopsTheEventLoopsAndLaterCallsAreRefused() throws Exception {
+        FakeNode node = node((r, n) -> n == 0 ? answer(200, "v") : FakeNode.SILENCE);
+        long before = clientThreads();
+        KvorumClient kv = KvorumClient.builder().endpoints(node.uri()).ioThreads(2).build();
+        kv.get("k").join();
+        CompletableFuture<Optional<byte[]>> pending = kv.get("never answered");
+        assertThat(clientThreads()).isGreaterThan(before);
+
+        kv.close();
+        assertThat(failure(pending)).isInstanceOf(KvorumConnectionException.class);
+        await().atMost(Duration.ofSeconds(10)).until(() -> clientThreads() == before);
+        assertThatThrownBy(() -> kv.get("k")).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> kv.range("a", null)).isInstanceOf(IllegalStateException.class);
+        kv.close(); // idempotent
+    }
+
+    private static long clientThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("kvorum-client") && t.isAlive()).count();
+    }
+
+    @Test
+    void aBuilderNeedsAnHttpEndpointWithoutPath() {
+        assertThatThrownBy(() -> KvorumClient.builder().build()).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> KvorumClient.builder().endpoints(URI.create("https://h:1")))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> KvorumClient.builder().endpoints(URI.create("http://h:1/v0")))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new RetryPolicy(0, Duration.ZERO, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aLargeRangeEntryArrivingInManyReadsIsStillOneEntry() throws Exception {
+        byte[] big = new byte[300_000];
+        java.util.Arrays.fill(big, (byte) 'x');
+        big[big.length - 1] = '\n';
+        String entry = "big\n" + new String(big, java.nio.charset.StandardCharsets.ISO_8859_1);
+        String answer = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + Integer.toHexString(entry.length()) + "\r\n" + entry + "\r\n" + "3\r\na\nb\r\n0\r\n\r\n";
+        try (OneShotServer server = OneShotServer.answering(answer);
+             KvorumClient kv = KvorumClient.create(server.base(), Duration.ofSeconds(10));
+             RangeReader reader = kv.range("a", null)) {
+            assertThat(reader.stream().toList()).containsExactly(
+                    new RangeReader.Entry("big".getBytes(UTF_8), big), new RangeReader.Entry("a".getBytes(UTF_8), "b".getBytes(UTF_8)));
+        }
+    }
+
+    @Test
+    void aRangeEntryOverTheLimitIsAnErrorNotTwoEntries() throws Exception {
+        String entry = "k\n" + "v".repeat(2000); // over 10 value bytes + a key of up to 1024
+        String answer = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + Integer.toHexString(entry.length()) + "\r\n" + entry + "\r\n0\r\n\r\n";
+        try (OneShotServer server = OneShotServer.answering(answer);
+             KvorumClient kv = KvorumClient.builder().endpoints(server.base()).maxResponseBytes(10).build();
+             RangeReader reader = kv.range("a", null)) {
+            assertThatThrownBy(reader::next).isInstanceOf(IOException.class).hasMessageContaining("larger than");
+        }
+    }
+}
