@@ -59,6 +59,10 @@ public final class BlockingKvorumClient {
         await(client, client.delete(key, options));
     }
 
+    public io.kvorum.client.placement.ClusterView cluster() throws IOException {
+        return await(client, client.cluster());
+    }
+
     public boolean isReady() throws IOException {
         return await(client, client.isReady());
     }

@@ -1,5 +1,6 @@
 package io.kvorum.client;
 
+import io.kvorum.client.placement.ReplicaRouter;
 import java.net.URI;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -25,6 +26,26 @@ public interface EndpointSelector {
      *            (ranges, status)
      */
     URI select(byte[] key, List<URI> candidates);
+
+    /**
+     * The first of the key's replicas, in the key's preference order, that is a candidate: the node
+     * that coordinates is then a replica and the request saves a hop (what the Cassandra driver's
+     * token-aware policy does), and a read's full record comes from that node's own store. Requests
+     * without a key, or whose replicas are all down or tried, go round robin.
+     */
+    static EndpointSelector replicasFirst(ReplicaRouter router) {
+        EndpointSelector others = roundRobin();
+        return (key, candidates) -> {
+            if (key != null) {
+                for (URI replica : router.replicasFor(key)) {
+                    if (candidates.contains(replica)) {
+                        return replica;
+                    }
+                }
+            }
+            return others.select(key, candidates);
+        };
+    }
 
     /** Each candidate in turn, whatever the key. */
     static EndpointSelector roundRobin() {

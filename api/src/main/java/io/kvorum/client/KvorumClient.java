@@ -1,11 +1,14 @@
 package io.kvorum.client;
 
+import io.kvorum.client.placement.ClusterView;
+import io.kvorum.client.placement.ReplicaRouter;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -197,6 +200,19 @@ public final class KvorumClient implements AutoCloseable {
         Call<RangeReader, RangeReader> call = call(null, settings.requestTimeout(), "range",
                 e -> RangeReader.open(e, target.toString(), maxEntry, settings.requestTimeout()), Function.identity());
         return BlockingKvorumClient.await(this, call.result);
+    }
+
+    /** The membership as a node (the one the selector picks) describes it: {@code GET /v0/cluster}, SPEC §8. */
+    public CompletableFuture<ClusterView> cluster() {
+        ensureOpen();
+        Call<Response, ClusterView> call = call(null, settings.requestTimeout(), "GET /v0/cluster",
+                e -> e.send(new Exchange(HttpMethod.GET, "/v0/cluster", null)), r -> {
+                    if (r.status() != 200) {
+                        throw r.refusal();
+                    }
+                    return ClusterView.parse(new String(r.body(), StandardCharsets.UTF_8));
+                });
+        return deliver(call.result);
     }
 
     /** Whether a node (the one the selector picks) answers {@code GET /v0/status} with 200. */
@@ -415,6 +431,7 @@ public final class KvorumClient implements AutoCloseable {
         private Duration probeInterval = Duration.ofSeconds(1);
         private int maxResponseBytes = 16 * 1024 * 1024;
         private Duration closeTimeout = Duration.ofSeconds(2);
+        private boolean routeToReplicas;
 
         private Builder() {
         }
@@ -508,13 +525,46 @@ public final class KvorumClient implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Sends each request with a key to one of the key's replicas ({@link EndpointSelector#replicasFirst}),
+         * placing keys with the node's own code ({@link io.kvorum.client.placement.Rendezvous}). The
+         * endpoints given become seeds: {@link #build()} asks them for the membership
+         * ({@code GET /v0/cluster}) and the client then talks to every normal member. Replaces
+         * any {@link #endpointSelector}. The membership is read once, at build time.
+         */
+        public Builder routeToReplicas() {
+            this.routeToReplicas = true;
+            return this;
+        }
+
+        /**
+         * The client. With {@link #routeToReplicas()}, first reads the membership from the seeds
+         * (each in turn until one answers, within the request timeout).
+         *
+         * @throws UncheckedIOException when routing to replicas and no seed described the membership
+         */
         public KvorumClient build() {
             if (endpoints.isEmpty()) {
                 throw new IllegalStateException("no endpoint given");
             }
-            return new KvorumClient(new ClientSettings(endpoints, connectTimeout, requestTimeout, connectionsPerEndpoint,
+            if (!routeToReplicas) {
+                return new KvorumClient(settings(endpoints, selector));
+            }
+            ClusterView view;
+            try (KvorumClient seeds = new KvorumClient(settings(endpoints, EndpointSelector.roundRobin()))) {
+                view = BlockingKvorumClient.await(seeds, seeds.cluster());
+            } catch (IOException e) {
+                throw new UncheckedIOException("no seed of " + endpoints + " described the cluster", e);
+            }
+            List<URI> members = view.members().stream().filter(ClusterView.Member::isNormal)
+                    .map(m -> m.httpUri("http")).toList();
+            return new KvorumClient(settings(members, EndpointSelector.replicasFirst(ReplicaRouter.of(view))));
+        }
+
+        private ClientSettings settings(List<URI> endpoints, EndpointSelector selector) {
+            return new ClientSettings(endpoints, connectTimeout, requestTimeout, connectionsPerEndpoint,
                     maxPendingPerConnection, ioThreads, callbackExecutor, retryPolicy, selector, bearerToken,
-                    probeInterval, maxResponseBytes, closeTimeout));
+                    probeInterval, maxResponseBytes, closeTimeout);
         }
 
         private static URI normalize(URI uri) {

@@ -3,9 +3,11 @@ package io.kvorum.node.cluster;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvorum.client.KvorumClient;
 import io.kvorum.client.placement.ClusterView;
 import io.kvorum.client.placement.ReplicaRouter;
 import io.kvorum.node.config.NodeOption;
+import io.kvorum.node.metrics.Scrape;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -29,7 +31,11 @@ class ClusterEndpointTest {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private static HttpResponse<String> send(URI node, String method) throws IOException, InterruptedException {
-        return HTTP.send(HttpRequest.newBuilder(URI.create(node + "/v0/cluster"))
+        return send(node, "/v0/cluster", method);
+    }
+
+    private static HttpResponse<String> send(URI node, String path, String method) throws IOException, InterruptedException {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(node + path))
                 .method(method, HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofString(UTF_8));
     }
@@ -72,6 +78,33 @@ class ClusterEndpointTest {
                 String key = "user:" + i;
                 List<URI> nodesReplicas = cluster.replicasOf(key, 2).stream().map(cluster::httpUri).toList();
                 assertThat(router.replicasFor(key.getBytes(UTF_8))).as(key).isEqualTo(nodesReplicas);
+            }
+        });
+    }
+
+    /**
+     * A client built with {@code routeToReplicas()} from one seed talks to every member and sends
+     * each write to the key's first replica, which coordinates it: each node coordinates exactly the
+     * writes of the keys it is first replica of ({@code kvorum_requests_total} on each node).
+     */
+    @Test
+    void aRoutingClientLetsEachKeysFirstReplicaCoordinateIt() throws Exception {
+        MiniCluster.runWithNewCluster(MiniCluster.SIMULATED, 3, Map.of(NodeOption.REPLICATION_FACTOR, "2"), cluster -> {
+            Map<String, Integer> firstReplicaOf = new java.util.TreeMap<>();
+            try (KvorumClient client = KvorumClient.builder().endpoints(cluster.httpUri("n2")).routeToReplicas().build()) {
+                assertThat(client.endpoints()).containsExactlyInAnyOrderElementsOf(
+                        cluster.ids().stream().map(cluster::httpUri).toList());
+                for (int i = 0; i < 300; i++) {
+                    String key = "routed:" + i;
+                    client.sync().put(key, "v".getBytes(UTF_8));
+                    firstReplicaOf.merge(cluster.replicasOf(key, 2).get(0), 1, Integer::sum);
+                }
+            }
+            assertThat(firstReplicaOf).as("every node is first replica of some keys").hasSize(3);
+            for (String id : cluster.ids()) {
+                double coordinated = Scrape.parse(send(cluster.httpUri(id), "/metrics", "GET").body())
+                        .sum("kvorum_requests_total", Map.of("op", "put", "code", "201"));
+                assertThat(coordinated).as("PUTs coordinated by %s", id).isEqualTo(firstReplicaOf.get(id).doubleValue());
             }
         });
     }
