@@ -184,12 +184,18 @@ abstract class QuorumScenarios extends ClusterScenarioSupport {
                     Answer getOldWithNew = raw(c, "n1", "GET", "/v0/entity?id=" + oldKey + ackFrom, null);
 
                     assertThat(putOld.status()).as(what + ": PUT " + putOld + " vs " + putNew).isEqualTo(putNew.status());
-                    assertThat(getNewWithOld.status()).as(what + ": GET").isEqualTo(getOldWithNew.status());
                     if (enoughReplicasUp(c, oldKey, ack, from)) {
                         assertThat(putOld.status()).as(what + ": PUT " + putOld).isEqualTo(Answer.CREATED);
                         if (2 * ack > from) {
                             assertThat(getNewWithOld).as(what).isEqualTo(new Answer(Answer.OK, "new"));
                             assertThat(getOldWithNew).as(what).isEqualTo(new Answer(Answer.OK, "old"));
+                        } else {
+                            // R + W <= from: the fastest replica may not hold the write yet, so
+                            // either form may answer 404; never another value, never an error.
+                            assertThat(getNewWithOld.status() == Answer.NOT_FOUND || getNewWithOld.equals(new Answer(Answer.OK, "new")))
+                                    .as(what + ": GET " + getNewWithOld).isTrue();
+                            assertThat(getOldWithNew.status() == Answer.NOT_FOUND || getOldWithNew.equals(new Answer(Answer.OK, "old")))
+                                    .as(what + ": GET " + getOldWithNew).isTrue();
                         }
                     } else {
                         assertNotEnoughReplicas(putOld, what + ": PUT with replicas=");
