@@ -3,9 +3,14 @@ package io.kvorum.node.config;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.InvalidTopologyException;
 import io.kvorum.node.cluster.Topology;
+import io.kvorum.node.security.BearerTokens;
+import io.kvorum.node.security.Security;
+import io.kvorum.node.security.TlsFiles;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -33,6 +38,7 @@ public record NodeConfig(
         Duration tombstoneGrace,
         long hintMaxBytesPerPeer,
         Duration hintMaxAge,
+        Security security,
         Tuning tuning) {
 
     /** Whether writes a peer missed are kept and delivered later (SPEC §3): off with {@code --hint-max-age 0}. */
@@ -44,7 +50,14 @@ public record NodeConfig(
     public NodeConfig withTuning(Tuning other) {
         return new NodeConfig(topology, self, dataDir, bindAddress, replicationFactor, fsync, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, httpThreads, purgeInterval,
-                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, other);
+                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, security, other);
+    }
+
+    /** This configuration with other security settings (tests). */
+    public NodeConfig withSecurity(Security other) {
+        return new NodeConfig(topology, self, dataDir, bindAddress, replicationFactor, fsync, antiEntropyInterval,
+                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, httpThreads, purgeInterval,
+                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, other, tuning);
     }
 
     /** The configuration of a node started with no options at all. */
@@ -142,7 +155,51 @@ public record NodeConfig(
                     millis(NodeOption.TOMBSTONE_GRACE, 0),
                     longIn(NodeOption.HINT_MAX_BYTES_PER_PEER, 0, Long.MAX_VALUE),
                     millis(NodeOption.HINT_MAX_AGE, 0),
+                    security(),
                     Tuning.DEFAULTS);
+        }
+
+        /** SPEC §7: the three TLS files together or none, each readable and parsable; a token file with a token. */
+        private Security security() throws ConfigException {
+            List<NodeOption> tlsOptions = List.of(NodeOption.TLS_CERT, NodeOption.TLS_KEY, NodeOption.TLS_CA);
+            List<NodeOption> given = tlsOptions.stream().filter(o -> raw.get(o) != null).toList();
+            TlsFiles tls = null;
+            if (!given.isEmpty() && given.size() < tlsOptions.size()) {
+                List<String> missing = tlsOptions.stream().filter(o -> raw.get(o) == null).map(this::name).toList();
+                throw new ConfigException(String.join(" and ", missing) + " must be given with "
+                        + String.join(" and ", given.stream().map(this::name).toList())
+                        + ": TLS needs a certificate, its key and the CA");
+            }
+            if (!given.isEmpty()) {
+                Map<Path, NodeOption> byFile = new HashMap<>();
+                for (NodeOption o : tlsOptions) {
+                    byFile.putIfAbsent(file(o), o);
+                }
+                try {
+                    tls = TlsFiles.load(file(NodeOption.TLS_CERT), file(NodeOption.TLS_KEY), file(NodeOption.TLS_CA));
+                } catch (TlsFiles.InvalidTlsFileException e) {
+                    NodeOption culprit = byFile.getOrDefault(e.file(), NodeOption.TLS_CERT);
+                    throw new ConfigException(name(culprit) + " '" + e.file() + "' " + e.getMessage());
+                }
+            }
+            Path tokenFile = null;
+            if (raw.get(NodeOption.AUTH_TOKEN_FILE) != null) {
+                tokenFile = file(NodeOption.AUTH_TOKEN_FILE);
+                try {
+                    BearerTokens.read(tokenFile);
+                } catch (BearerTokens.InvalidTokenFileException e) {
+                    throw new ConfigException(name(NodeOption.AUTH_TOKEN_FILE) + " '" + tokenFile + "' " + e.getMessage());
+                }
+            }
+            return new Security(tls, tokenFile);
+        }
+
+        private Path file(NodeOption o) throws ConfigException {
+            String v = raw.get(o);
+            if (v.isBlank()) {
+                throw new ConfigException(name(o) + " is empty");
+            }
+            return Path.of(v);
         }
 
         private String name(NodeOption o) {

@@ -48,7 +48,18 @@ public enum NodeOption {
                     + "beyond it new hints are dropped and logged."),
     HINT_MAX_AGE("hint-max-age", "MS", "10800000",
             "How long a hint waits for its peer before it is dropped and logged (3 hours); "
-                    + "keep it below --tombstone-grace; 0 turns hinted handoff off.");
+                    + "keep it below --tombstone-grace; 0 turns hinted handoff off."),
+    TLS_CERT("tls-cert", "FILE", null,
+            "PEM certificate of this node, for HTTPS and mutual TLS between nodes; needs --tls-key and --tls-ca. "
+                    + "Default: none (plain HTTP and gRPC)."),
+    TLS_KEY("tls-key", "FILE", null,
+            "PEM private key (PKCS#8) of --tls-cert. Default: none."),
+    TLS_CA("tls-ca", "FILE", null,
+            "PEM certificate of the CA that signs every node's certificate; peers must present one it signed. "
+                    + "Default: none."),
+    AUTH_TOKEN_FILE("auth-token-file", "FILE", null,
+            "Bearer tokens that clients must present, one per line; re-read when it changes. "
+                    + "Default: none (no authentication).");
 
     private final String name;
     private final String valueLabel;

@@ -1,0 +1,21 @@
+package io.kvorum.node.security;
+
+import java.nio.file.Path;
+
+/**
+ * What a node asks of those who talk to it (SPEC §7): TLS files, or null for plain HTTP and gRPC;
+ * a bearer-token file, or null for no authentication.
+ */
+public record Security(TlsFiles tls, Path tokenFile) {
+
+    /** An open node, as without the security options. */
+    public static final Security NONE = new Security(null, null);
+
+    public boolean tlsEnabled() {
+        return tls != null;
+    }
+
+    public boolean tokensRequired() {
+        return tokenFile != null;
+    }
+}
