@@ -10,6 +10,8 @@ import io.kvorum.node.coordinator.LocalReplica;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.http.HttpGateway;
+import io.kvorum.node.security.BearerTokens;
+import io.kvorum.node.security.Security;
 import io.kvorum.node.http.NodeStatus;
 import io.kvorum.node.antientropy.AntiEntropyService;
 import io.kvorum.node.antientropy.RepairStorage;
@@ -36,6 +38,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -136,12 +139,13 @@ public final class KvorumNode implements AutoCloseable {
                 peers.hints(), metrics);
 
         ClusterView membership = config.topology().view(config.replicationFactor());
+        BearerTokens tokens = bearerTokens(config.security(), executors.maintenance);
         HttpGateway gateway = new HttpGateway(coordinator, config.topology().size(), config.replicationFactor(),
                 clock, config.maxValueBytes(), config.httpThreads(),
                 () -> NodeStatus.serving(selfId, config.topology().size(), config.replicationFactor(),
                         peers.peerStatus().get(), peers.hintStatus().get(),
                         config.topology().size() > 1 ? antiEntropy.state() : null, storage.store().approximateBytes()),
-                () -> membership, antiEntropy::repair, metrics);
+                () -> membership, antiEntropy::repair, metrics, config.security().tls(), tokens);
         // Stopped early: the gateway gets its grace for requests in progress only on a graceful stop.
         parts.add("HTTP gateway", graceful -> gateway.stop(graceful ? tuning.shutdownGrace() : Duration.ZERO));
         parts.add("transport, on a kill", peers.killTransport()); // peers see the crash before clients
@@ -167,11 +171,32 @@ public final class KvorumNode implements AutoCloseable {
             throw new StartupException("cannot listen for HTTP on " + config.bindAddress() + ":" + httpPort + ": "
                     + bindFailure(e));
         }
-        log.info("node {} serving HTTP on {} with data in {} (cluster of {}, replication factor {}{})",
-                selfId, address, config.dataDir().toAbsolutePath().normalize(), config.topology().size(),
-                config.replicationFactor(), config.fsync() ? ", fsync" : "");
+        log.info("node {} serving {} on {} with data in {} (cluster of {}, replication factor {}{}{})",
+                selfId, config.security().tlsEnabled() ? "HTTPS" : "HTTP", address,
+                config.dataDir().toAbsolutePath().normalize(), config.topology().size(), config.replicationFactor(),
+                config.fsync() ? ", fsync" : "", tokens != null ? ", " + tokens.size() + " bearer token(s)" : "");
         peers.startHandoff().run();
         return address;
+    }
+
+    /**
+     * The tokens of {@code --auth-token-file}, re-read every {@value BearerTokens#REFRESH_SECONDS} s
+     * on {@code scheduler}; null when the node is open.
+     */
+    private static BearerTokens bearerTokens(Security security, ScheduledExecutorService scheduler)
+            throws StartupException {
+        if (!security.tokensRequired()) {
+            return null;
+        }
+        BearerTokens tokens;
+        try {
+            tokens = BearerTokens.load(security.tokenFile());
+        } catch (BearerTokens.InvalidTokenFileException e) {
+            throw new StartupException("--auth-token-file '" + security.tokenFile() + "' " + e.getMessage());
+        }
+        scheduler.scheduleWithFixedDelay(tokens::refresh, BearerTokens.REFRESH_SECONDS, BearerTokens.REFRESH_SECONDS,
+                TimeUnit.SECONDS);
+        return tokens;
     }
 
     /**

@@ -21,6 +21,7 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
@@ -30,6 +31,8 @@ import java.util.function.Function;
 /**
  * The HTTP pipeline, stage by stage:
  * <ol>
+ *   <li>{@code tls} (with {@code --tls-cert}): Netty's {@code SslHandler}, first, so that nothing
+ *       but a TLS handshake reaches the stages after it; a plain-HTTP client is disconnected;</li>
  *   <li>{@code idle}: closes connections that have been silent for {@value #IDLE_SECONDS} s
  *       (slow or abandoned clients hold no resources forever);</li>
  *   <li>{@code codec}: Netty's HTTP/1.1 parser and encoder, with limits on the request line and
@@ -53,25 +56,31 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
     private final RequestMetering metering;
     private final int maxValueBytes;
     private final ChannelGroup openChannels;
+    private final SslContext tls;
 
     /**
      * @param router       what answers each request ({@link RequestRouter#route} but in tests)
      * @param metering     counts the client operations answered
      * @param openChannels every accepted connection is added here, so shutdown can close them
+     * @param tls          the HTTPS context, or null to serve plain HTTP
      */
     GatewayChannelInitializer(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight,
-                              RequestMetering metering, int maxValueBytes, ChannelGroup openChannels) {
+                              RequestMetering metering, int maxValueBytes, ChannelGroup openChannels, SslContext tls) {
         this.router = router;
         this.inFlight = inFlight;
         this.metering = metering;
         this.maxValueBytes = maxValueBytes;
         this.openChannels = openChannels;
+        this.tls = tls;
     }
 
     @Override
     protected void initChannel(Channel ch) {
         openChannels.add(ch);
         ChannelPipeline p = ch.pipeline();
+        if (tls != null) {
+            p.addLast("tls", tls.newHandler(ch.alloc()));
+        }
         p.addLast("idle", new IdleStateHandler(0, 0, IDLE_SECONDS, TimeUnit.SECONDS) {
             @Override
             protected void channelIdle(ChannelHandlerContext ctx, IdleStateEvent evt) {

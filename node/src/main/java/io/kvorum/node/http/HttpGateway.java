@@ -4,6 +4,8 @@ import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.antientropy.RepairReport;
 import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.metrics.NodeMetrics;
+import io.kvorum.node.security.BearerTokens;
+import io.kvorum.node.security.TlsFiles;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.util.NamedThreadFactory;
 import io.netty.bootstrap.ServerBootstrap;
@@ -19,12 +21,15 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import javax.net.ssl.SSLException;
 
 /**
  * The HTTP front end: a Netty server (epoll where available) that adapts HTTP to the
@@ -38,6 +43,8 @@ public final class HttpGateway {
     private final InFlightRequests inFlight = new InFlightRequests();
     private final int maxValueBytes;
     private final int threads;
+    private final TlsFiles tls;
+    private final BearerTokens tokens;
     private final ChannelGroup channels = new DefaultChannelGroup("http", GlobalEventExecutor.INSTANCE);
     private EventLoopGroup bossGroup;
     private EventLoopGroup workerGroup;
@@ -51,20 +58,27 @@ public final class HttpGateway {
      *                reached: its JSON summary answers 200, or 504 naming the peers that were not
      * @param metrics counts the client requests answered, reports those in progress, and is what
      *                {@code GET /metrics} shows
+     * @param tls     the files of the HTTPS certificate, or null to serve plain HTTP
+     * @param tokens  the bearer tokens every request but {@code GET /v0/status} must carry, or null for none
      */
     public HttpGateway(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
                        int maxValueBytes, int threads, Supplier<NodeStatus> status, Supplier<ClusterView> cluster,
-                       Supplier<CompletableFuture<RepairReport>> repair, NodeMetrics metrics) {
+                       Supplier<CompletableFuture<RepairReport>> repair, NodeMetrics metrics,
+                       TlsFiles tls, BearerTokens tokens) {
         this.router = new RequestRouter(coordinator, clusterSize, replicationFactor, clock, status, cluster, repair,
                 metrics::scrapeAsync);
         this.metering = RequestMetering.of(metrics);
         metrics.bindRequestsInFlight(inFlight::count);
         this.maxValueBytes = maxValueBytes;
         this.threads = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+        this.tls = tls;
+        this.tokens = tokens;
     }
 
     /** Binds and starts serving; returns the bound address (useful with port 0). */
-    public InetSocketAddress start(String bindAddress, int port) throws InterruptedException {
+    public InetSocketAddress start(String bindAddress, int port) throws InterruptedException, SSLException {
+        SslContext https = tls == null ? null : SslContextBuilder.forServer(tls.certificate().toFile(),
+                tls.privateKey().toFile()).protocols(TlsFiles.PROTOCOLS).build();
         boolean epoll = Epoll.isAvailable();
         bossGroup = epoll ? new EpollEventLoopGroup(1, new NamedThreadFactory("http-accept"))
                 : new NioEventLoopGroup(1, new NamedThreadFactory("http-accept"));
@@ -77,7 +91,8 @@ public final class HttpGateway {
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
-                .childHandler(new GatewayChannelInitializer(router::route, inFlight, metering, maxValueBytes, channels));
+                .childHandler(new GatewayChannelInitializer(
+                        BearerAuthentication.guard(tokens, router::route), inFlight, metering, maxValueBytes, channels, https));
         try {
             serverChannel = bootstrap.bind(bindAddress, port).sync().channel();
         } catch (Exception e) {

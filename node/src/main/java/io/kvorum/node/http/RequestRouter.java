@@ -93,13 +93,13 @@ record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFa
     }
 
     /** The path of an origin-form target: up to the query, if there is one. */
-    private static String pathOf(String uri) {
+    static String pathOf(String uri) {
         int q = uri.indexOf('?');
         return q < 0 ? uri : uri.substring(0, q);
     }
 
     /** The path-and-query part of an absolute-form target ({@code http://host/path?q}), which RFC 9112 requires servers to accept. */
-    private static String originForm(String uri) {
+    static String originForm(String uri) {
         int scheme = uri.indexOf("://");
         if (scheme <= 0 || uri.startsWith("/")) {
             return uri;

@@ -37,7 +37,7 @@ final class EmbeddedConnection implements AutoCloseable {
 
     EmbeddedConnection(Function<FullHttpRequest, Answer> router) {
         server = new EmbeddedChannel(new GatewayChannelInitializer(router, inFlight, RequestMetering.NONE, MAX_VALUE_BYTES,
-                new DefaultChannelGroup(GlobalEventExecutor.INSTANCE)));
+                new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), null));
     }
 
     /** Bytes from the client, as they would arrive on the socket. */

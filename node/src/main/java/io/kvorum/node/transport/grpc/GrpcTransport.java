@@ -11,6 +11,7 @@ import io.kvorum.node.config.Tuning;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.liveness.PeerProbe;
+import io.kvorum.node.security.TlsFiles;
 import io.kvorum.node.antientropy.AntiEntropyPeer;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
@@ -60,7 +61,9 @@ public final class GrpcTransport implements PeerTransport {
         String clusterId = ClusterIdentity.of(config.topology());
         Tuning.Grpc tuning = config.tuning().grpc();
         int maxMessage = config.maxValueBytes() + tuning.messageOverheadBytes();
-        server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), config.self().grpcPort()))
+        TlsFiles tls = config.security().tls(); // with TLS: mutual, a peer without a certificate of the CA is refused
+        server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), config.self().grpcPort()),
+                        GrpcTls.server(tls))
                 .addService(new ReplicationService(local.replica()))
                 .addService(new LivenessService(local.pings()))
                 .addService(new RangeService(local.range(), tuning.rangeMessageBytes()))
@@ -77,8 +80,7 @@ public final class GrpcTransport implements PeerTransport {
             if (m.id().equals(selfId)) {
                 continue;
             }
-            ManagedChannel channel = NettyChannelBuilder.forAddress(m.host(), m.grpcPort())
-                    .usePlaintext()
+            ManagedChannel channel = NettyChannelBuilder.forAddress(m.host(), m.grpcPort(), GrpcTls.client(tls))
                     .directExecutor() // answers complete futures whose continuations are short
                     .maxInboundMessageSize(maxMessage)
                     .keepAliveTime(10, TimeUnit.SECONDS)

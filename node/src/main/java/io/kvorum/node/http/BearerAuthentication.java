@@ -1,0 +1,55 @@
+package io.kvorum.node.http;
+
+import io.kvorum.node.security.BearerTokens;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.util.function.Function;
+
+/**
+ * SPEC §7's gate in front of the router: a request without one of the {@link BearerTokens} is
+ * answered {@code 401} with {@code WWW-Authenticate: Bearer} and never reaches the router, so it
+ * has no effect. {@code GET /v0/status} stays open, for load balancers and readiness probes.
+ * The answer names no token, neither a valid one nor what the client sent.
+ */
+final class BearerAuthentication implements Function<FullHttpRequest, Answer> {
+
+    static final String CHALLENGE = "Bearer realm=\"kvorum\"";
+
+    private final BearerTokens tokens;
+    private final Function<FullHttpRequest, Answer> router;
+
+    private BearerAuthentication(BearerTokens tokens, Function<FullHttpRequest, Answer> router) {
+        this.tokens = tokens;
+        this.router = router;
+    }
+
+    /** The router itself when {@code tokens} is null (an open node), else the router behind the gate. */
+    static Function<FullHttpRequest, Answer> guard(BearerTokens tokens, Function<FullHttpRequest, Answer> router) {
+        return tokens == null ? router : new BearerAuthentication(tokens, router);
+    }
+
+    @Override
+    public Answer apply(FullHttpRequest request) {
+        if (isOpen(request) || tokens.accepts(request.headers().get(HttpHeaderNames.AUTHORIZATION))) {
+            return router.apply(request);
+        }
+        return Answer.now(unauthorized(request.headers().contains(HttpHeaderNames.AUTHORIZATION)));
+    }
+
+    private static boolean isOpen(FullHttpRequest request) {
+        return request.method().equals(HttpMethod.GET)
+                && RequestRouter.pathOf(RequestRouter.originForm(request.uri())).equals("/v0/status");
+    }
+
+    private static FullHttpResponse unauthorized(boolean tokenPresented) {
+        FullHttpResponse response = Responses.text(HttpResponseStatus.UNAUTHORIZED, tokenPresented
+                ? "the bearer token is not valid"
+                : "authentication required: send 'Authorization: Bearer <token>'");
+        response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, tokenPresented
+                ? CHALLENGE + ", error=\"invalid_token\"" : CHALLENGE);
+        return response;
+    }
+}

@@ -1,0 +1,44 @@
+package io.kvorum.node.transport.grpc;
+
+import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.InsecureServerCredentials;
+import io.grpc.ServerCredentials;
+import io.grpc.TlsChannelCredentials;
+import io.grpc.TlsServerCredentials;
+import io.kvorum.node.security.TlsFiles;
+import java.io.IOException;
+
+/**
+ * Both ends of the gRPC transport's security (SPEC §7): plaintext without TLS files; with them,
+ * mutual TLS where each side trusts only the CA file, and a channel checks that the peer's
+ * certificate names the host it dialled.
+ */
+final class GrpcTls {
+
+    private GrpcTls() {
+    }
+
+    /** The server's credentials: with TLS, a peer must present a certificate that the CA signed. */
+    static ServerCredentials server(TlsFiles files) throws IOException {
+        if (files == null) {
+            return InsecureServerCredentials.create();
+        }
+        return TlsServerCredentials.newBuilder()
+                .keyManager(files.certificate().toFile(), files.privateKey().toFile())
+                .trustManager(files.authority().toFile())
+                .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE)
+                .build();
+    }
+
+    /** A channel's credentials: this node's certificate, and trust in the CA alone. */
+    static ChannelCredentials client(TlsFiles files) throws IOException {
+        if (files == null) {
+            return InsecureChannelCredentials.create();
+        }
+        return TlsChannelCredentials.newBuilder()
+                .keyManager(files.certificate().toFile(), files.privateKey().toFile())
+                .trustManager(files.authority().toFile())
+                .build();
+    }
+}
