@@ -1,0 +1,84 @@
+package io.kvorum.node.http;
+
+import static io.kvorum.node.http.EmbeddedConnection.HOST;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.node.http.EmbeddedConnection.Reply;
+import io.kvorum.node.security.BearerTokens;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The bearer-token gate in the real pipeline: what it lets through to the router and what it
+ * answers {@code 401} itself (SPEC §7), in order with the other requests of a connection.
+ */
+class BearerAuthenticationTest {
+
+    private static final String TOKEN = "s3cr3t-token";
+
+    @TempDir
+    Path dir;
+    private final List<String> routed = new ArrayList<>();
+    private EmbeddedConnection connection;
+
+    @BeforeEach
+    void start() throws Exception {
+        Path file = dir.resolve("tokens");
+        Files.writeString(file, TOKEN + "\n");
+        connection = new EmbeddedConnection(BearerAuthentication.guard(BearerTokens.load(file), this::route));
+    }
+
+    @AfterEach
+    void close() {
+        connection.close();
+    }
+
+    private Answer route(FullHttpRequest request) {
+        routed.add(request.method() + " " + request.uri());
+        return Answer.now(Responses.text(HttpResponseStatus.OK, "routed"));
+    }
+
+    private static String request(String method, String path, String authorization) {
+        return method + " " + path + " HTTP/1.1\r\n" + HOST
+                + (authorization != null ? "Authorization: " + authorization + "\r\n" : "")
+                + (method.equals("PUT") ? "Content-Length: 5\r\n\r\nvalue" : "\r\n");
+    }
+
+    @Test
+    void requestsWithoutAValidTokenAre401AndNeverRouted() {
+        connection.send(request("PUT", "/v0/entity?id=k", null)
+                + request("PUT", "/v0/entity?id=k", "Bearer wrong")
+                + request("GET", "/v0/entity?id=k", "Basic " + TOKEN)
+                + request("GET", "/metrics", null)
+                + request("POST", "/v0/repair", null));
+
+        List<Reply> replies = connection.responses();
+        assertThat(replies).extracting(Reply::status).containsOnly(401).hasSize(5);
+        assertThat(routed).as("no effect: nothing reached the router").isEmpty();
+        assertThat(replies.get(0).headers().get(HttpHeaderNames.WWW_AUTHENTICATE)).isEqualTo("Bearer realm=\"kvorum\"");
+        assertThat(replies.get(1).headers().get(HttpHeaderNames.WWW_AUTHENTICATE))
+                .isEqualTo("Bearer realm=\"kvorum\", error=\"invalid_token\"");
+        assertThat(replies).extracting(Reply::body).noneMatch(body -> body.contains("wrong") || body.contains(TOKEN));
+    }
+
+    @Test
+    void aValidTokenReachesTheRouterAndStatusNeedsNone() {
+        connection.send(request("PUT", "/v0/entity?id=k", "Bearer " + TOKEN)
+                + request("GET", "/v0/status", null)
+                + request("GET", "/v0/status?verbose=1", null)
+                + request("PUT", "/v0/status", null)
+                + request("GET", "/v0/cluster", null));
+
+        assertThat(connection.responses()).extracting(Reply::status).containsExactly(200, 200, 200, 401, 401);
+        assertThat(routed).containsExactly("PUT /v0/entity?id=k", "GET /v0/status", "GET /v0/status?verbose=1");
+    }
+}

@@ -1,0 +1,75 @@
+package io.kvorum.node.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The token file of {@code --auth-token-file} (SPEC §7): parsing, matching, and rotation by {@link BearerTokens#refresh}. */
+class BearerTokensTest {
+
+    @TempDir
+    Path dir;
+
+    private Path file(String content) throws IOException {
+        Path f = dir.resolve("tokens");
+        Files.writeString(f, content);
+        return f;
+    }
+
+    @Test
+    void acceptsEachListedTokenAndNothingElse() throws Exception {
+        BearerTokens tokens = BearerTokens.load(file("alpha\n\n  beta  \r\n\t\n"));
+
+        assertThat(tokens.size()).isEqualTo(2);
+        assertThat(tokens.accepts("Bearer alpha")).isTrue();
+        assertThat(tokens.accepts("Bearer beta")).as("spaces around a line are not part of the token").isTrue();
+        assertThat(tokens.accepts("bearer alpha")).as("the scheme is case-insensitive").isTrue();
+        assertThat(tokens.accepts("Bearer gamma")).isFalse();
+        assertThat(tokens.accepts("Bearer alph")).as("a prefix of a token").isFalse();
+        assertThat(tokens.accepts("Bearer alphaa")).isFalse();
+        assertThat(tokens.accepts("Basic alpha")).as("another scheme").isFalse();
+        assertThat(tokens.accepts("alpha")).as("no scheme").isFalse();
+        assertThat(tokens.accepts("Bearer ")).isFalse();
+        assertThat(tokens.accepts("Bearer")).isFalse();
+        assertThat(tokens.accepts(null)).as("no header").isFalse();
+    }
+
+    @Test
+    void aFileWithNoTokenOrThatCannotBeReadIsRefusedWithoutItsContent() throws Exception {
+        assertThatThrownBy(() -> BearerTokens.load(file("\n  \n")))
+                .isInstanceOf(BearerTokens.InvalidTokenFileException.class).hasMessageContaining("no token");
+        assertThatThrownBy(() -> BearerTokens.load(dir.resolve("absent")))
+                .isInstanceOf(BearerTokens.InvalidTokenFileException.class).hasMessageContaining("cannot be read");
+    }
+
+    @Test
+    void refreshSwapsToTheNewTokensAndKeepsTheOldOnesWhileTheFileIsEmptyOrUnreadable() throws Exception {
+        Path f = file("old\n");
+        BearerTokens tokens = BearerTokens.load(f);
+
+        Files.writeString(f, "old\nnew\n"); // rotation, step 1: both valid
+        tokens.refresh();
+        assertThat(tokens.accepts("Bearer old")).isTrue();
+        assertThat(tokens.accepts("Bearer new")).isTrue();
+
+        Files.writeString(f, ""); // an editor truncated it and has not written yet
+        tokens.refresh();
+        assertThat(tokens.accepts("Bearer old")).as("kept while the file is empty").isTrue();
+        assertThat(tokens.accepts("Bearer new")).isTrue();
+
+        Files.delete(f); // a rewrite by rename, caught between the two steps
+        tokens.refresh();
+        assertThat(tokens.accepts("Bearer new")).as("kept while the file is missing").isTrue();
+
+        Files.writeString(f, "new\n"); // rotation, step 2: the old token retired
+        tokens.refresh();
+        assertThat(tokens.accepts("Bearer new")).isTrue();
+        assertThat(tokens.accepts("Bearer old")).isFalse();
+        assertThat(tokens.size()).isEqualTo(1);
+    }
+}
