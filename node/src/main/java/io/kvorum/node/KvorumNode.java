@@ -9,6 +9,9 @@ import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.coordinator.LocalReplica;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.cluster.InvalidTopologyException;
+import io.kvorum.node.cluster.Membership;
+import io.kvorum.node.cluster.MembershipStore;
 import io.kvorum.node.http.HttpGateway;
 import io.kvorum.node.security.BearerTokens;
 import io.kvorum.node.security.Security;
@@ -93,9 +96,16 @@ public final class KvorumNode implements AutoCloseable {
      */
     public static KvorumNode start(NodeConfig config, int httpPort, Clock clock, PeerTransport.Factory transports)
             throws StartupException {
+        Membership membership = storedMembership(config);
+        NodeConfig member;
+        try {
+            member = config.withMembership(membership);
+        } catch (InvalidTopologyException e) {
+            throw new StartupException(e.getMessage());
+        }
         Lifecycle parts = new Lifecycle();
         try {
-            return new KvorumNode(config, parts, wire(config, httpPort, clock, transports, parts));
+            return new KvorumNode(member, parts, wire(member, membership, httpPort, clock, transports, parts));
         } catch (StartupException | RuntimeException e) {
             parts.stop(false);
             throw e;
@@ -103,7 +113,7 @@ public final class KvorumNode implements AutoCloseable {
     }
 
     /** Creates and starts every part, adding each to {@code parts}; returns the HTTP address. */
-    private static InetSocketAddress wire(NodeConfig config, int httpPort, Clock clock,
+    private static InetSocketAddress wire(NodeConfig config, Membership stored, int httpPort, Clock clock,
                                           PeerTransport.Factory transports, Lifecycle parts) throws StartupException {
         Tuning tuning = config.tuning();
         NodeMetrics metrics = new NodeMetrics(config.self().id(), config.topology().members().stream().map(ClusterMember::id).toList(),
@@ -138,7 +148,7 @@ public final class KvorumNode implements AutoCloseable {
                         tuning.rangeBatchEntries(), tuning.rangeBatchBytes(), hlc::observe),
                 peers.hints(), metrics);
 
-        ClusterView membership = config.topology().view(config.replicationFactor());
+        ClusterView membership = stored.view();
         BearerTokens tokens = bearerTokens(config.security(), executors.maintenance);
         HttpGateway gateway = new HttpGateway(coordinator, config.topology().size(), config.replicationFactor(),
                 clock, config.maxValueBytes(), config.httpThreads(),
@@ -243,6 +253,25 @@ public final class KvorumNode implements AutoCloseable {
                 return;
             }
             storage.close();
+        }
+    }
+
+    /**
+     * The membership stored in the data dir, seeded from the options on the first start; it wins
+     * over {@code --cluster} from then on (SPEC §8).
+     */
+    private static Membership storedMembership(NodeConfig config) throws StartupException {
+        MembershipStore store = new MembershipStore(config.dataDir());
+        try {
+            Files.createDirectories(config.dataDir());
+            return store.loadOrSeed(config.seedMembership());
+        } catch (InvalidTopologyException e) {
+            throw new StartupException(e.getMessage());
+        } catch (AccessDeniedException e) {
+            throw new StartupException("data dir " + config.dataDir() + " is not writable (access denied: " + e.getFile() + ")");
+        } catch (IOException e) {
+            throw new StartupException("cannot use the membership in " + store.file() + ": "
+                    + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
         }
     }
 

@@ -1,6 +1,5 @@
 package io.kvorum.node.cluster;
 
-import io.kvorum.client.placement.ClusterView;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayList;
@@ -15,14 +14,6 @@ import java.util.regex.Pattern;
  * not depend on the order of {@code --cluster}.
  */
 public final class Topology {
-
-    /** The cluster's name in {@code GET /v0/cluster}: SPEC §1's default, as there is no {@code --cluster-name} yet. */
-    public static final String CLUSTER_NAME = "kvorum";
-    /**
-     * The membership's epoch in {@code GET /v0/cluster}: a static topology is the first membership,
-     * and stays at 1 for the node's life (SPEC §8: it grows with each membership change).
-     */
-    public static final long EPOCH = 1;
 
     private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
     /**
@@ -137,13 +128,6 @@ public final class Topology {
         return members.size();
     }
 
-    /** This membership as {@code GET /v0/cluster} describes it: every member {@code normal}, at {@link #EPOCH}. */
-    public ClusterView view(int replicationFactor) {
-        return new ClusterView(CLUSTER_NAME, EPOCH, members.stream()
-                .map(m -> new ClusterView.Member(m.id(), m.host(), m.httpPort(), m.grpcPort(), ClusterView.Member.NORMAL))
-                .toList(), replicationFactor);
-    }
-
     /** The member with this id, or null. */
     public ClusterMember member(String id) {
         for (ClusterMember m : members) {
@@ -152,5 +136,21 @@ public final class Topology {
             }
         }
         return null;
+    }
+
+    /** Two topologies are equal when they have the same members, whatever the order they were given in. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Topology other && members.equals(other.members);
+    }
+
+    @Override
+    public int hashCode() {
+        return members.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return members.toString();
     }
 }

@@ -1,6 +1,8 @@
 package io.kvorum.node.config;
 
+import io.kvorum.node.cluster.ClusterIdentity;
 import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.InvalidTopologyException;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.security.BearerTokens;
@@ -20,6 +22,8 @@ import java.util.Set;
  * the defaults of {@link NodeOption}). Every derived default is resolved here, once.
  */
 public record NodeConfig(
+        String clusterName,
+        String clusterIdentity,
         Topology topology,
         ClusterMember self,
         Path dataDir,
@@ -48,16 +52,41 @@ public record NodeConfig(
 
     /** This configuration with other internal tuning (tests). */
     public NodeConfig withTuning(Tuning other) {
-        return new NodeConfig(topology, self, dataDir, bindAddress, replicationFactor, fsync, antiEntropyInterval,
+        return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, httpThreads, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, security, other);
     }
 
     /** This configuration with other security settings (tests). */
     public NodeConfig withSecurity(Security other) {
-        return new NodeConfig(topology, self, dataDir, bindAddress, replicationFactor, fsync, antiEntropyInterval,
+        return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, httpThreads, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, other, tuning);
+    }
+
+    /**
+     * This configuration with the membership stored in the data dir, which wins over
+     * {@code --cluster}, {@code --cluster-name} and {@code --replication-factor} after the first start
+     * (SPEC §8). The node's own entry comes from it too.
+     *
+     * @throws InvalidTopologyException when this node is not a member of it
+     */
+    public NodeConfig withMembership(Membership m) throws InvalidTopologyException {
+        ClusterMember own = m.topology().member(self.id());
+        if (own == null) {
+            throw new InvalidTopologyException("node " + self.id() + " is not a member of the stored membership ("
+                    + m.topology().members().stream().map(ClusterMember::id).toList() + ")");
+        }
+        return new NodeConfig(m.clusterName(), m.identity(), m.topology(), own, dataDir,
+                bindAddress.equals(self.host()) ? own.host() : bindAddress, m.replicationFactor(), fsync,
+                antiEntropyInterval, antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue,
+                storageReaders, httpThreads, purgeInterval, tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, security,
+                tuning);
+    }
+
+    /** The membership {@code --cluster} seeds on a node's first start. */
+    public Membership seedMembership() {
+        return Membership.first(clusterName, topology, replicationFactor);
     }
 
     /** The configuration of a node started with no options at all. */
@@ -136,7 +165,14 @@ public record NodeConfig(
             int rf = raw.get(NodeOption.REPLICATION_FACTOR) == null
                     ? topology.size()
                     : intIn(NodeOption.REPLICATION_FACTOR, 1, topology.size());
+            String clusterName = raw.get(NodeOption.CLUSTER_NAME).trim();
+            if (!Membership.isClusterName(clusterName)) {
+                throw new ConfigException(name(NodeOption.CLUSTER_NAME) + " '" + clusterName
+                        + "' is not a cluster name: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+            }
             return new NodeConfig(
+                    clusterName,
+                    ClusterIdentity.of(clusterName, topology, rf),
                     topology,
                     self,
                     Path.of(dataDir != null ? dataDir : "./data/" + self.id()),

@@ -13,6 +13,9 @@ import java.util.Locale;
 public enum NodeOption {
     CLUSTER("cluster", "ID=HOST:HTTP:GRPC[,...]", "n1=127.0.0.1:8080:9080",
             "The whole static topology, this node included."),
+    CLUSTER_NAME("cluster-name", "NAME", "kvorum",
+            "Part of the cluster's identity: nodes refuse traffic from a node of another cluster. "
+                    + "Letters, digits, '.', '_' and '-', at most 64."),
     NODE_ID("node-id", "ID", null,
             "Which entry of --cluster this process is. Default: the only entry, if there is one."),
     DATA_DIR("data-dir", "DIR", null,

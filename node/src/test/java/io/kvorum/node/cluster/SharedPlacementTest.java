@@ -56,7 +56,7 @@ class SharedPlacementTest {
     void theRouterSendsEachKeyToTheNodesReplicasFromTheClusterView() throws InvalidTopologyException {
         Topology topology = Topology.parse(CLUSTER);
         Placement node = new Placement(topology);
-        ReplicaRouter router = ReplicaRouter.of(topology.view(3));
+        ReplicaRouter router = ReplicaRouter.of(Membership.first("kvorum", topology, 3).view());
         for (byte[] key : randomKeys()) {
             assertThat(router.replicasFor(key))
                     .isEqualTo(node.replicasFor(key, 3).stream().map(SharedPlacementTest::httpUri).toList());

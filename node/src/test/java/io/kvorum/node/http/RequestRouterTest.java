@@ -8,6 +8,7 @@ import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.antientropy.AntiEntropyState;
 import io.kvorum.node.antientropy.RepairReport;
 import io.kvorum.node.antientropy.RoundStats;
+import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.coordinator.Coordinator;
@@ -84,7 +85,7 @@ class RequestRouterTest {
 
     @Test
     void theClusterIsTheDocumentedJson() throws Exception {
-        cluster = Topology.parse("n2=127.0.0.1:8081:9081,n1=127.0.0.1:8080:9080,n3=127.0.0.1:8082:9082").view(2);
+        cluster = Membership.first("kvorum", Topology.parse("n2=127.0.0.1:8081:9081,n1=127.0.0.1:8080:9080,n3=127.0.0.1:8082:9082"), 2).view();
 
         Reply reply = exchange("GET", "/v0/cluster");
 

@@ -4,7 +4,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
-import io.kvorum.node.cluster.ClusterIdentity;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.Tuning;
@@ -58,7 +57,7 @@ public final class GrpcTransport implements PeerTransport {
     /** Binds this node's gRPC port (of its {@code --cluster} entry) and opens a channel to every peer. */
     @Override
     public void start(LocalServices local) throws IOException {
-        String clusterId = ClusterIdentity.of(config.topology());
+        String clusterId = config.clusterIdentity();
         Tuning.Grpc tuning = config.tuning().grpc();
         int maxMessage = config.maxValueBytes() + tuning.messageOverheadBytes();
         TlsFiles tls = config.security().tls(); // with TLS: mutual, a peer without a certificate of the CA is refused

@@ -1,0 +1,115 @@
+package io.kvorum.node.cluster;
+
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParseException;
+import com.google.gson.JsonParser;
+import io.kvorum.client.placement.ClusterView;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The membership a node keeps in {@value #FILE_NAME} in its data dir (SPEC §8): the body of
+ * {@code GET /v0/cluster} plus the cluster's identity. {@code --cluster} seeds it on the node's
+ * first start; afterwards the stored copy wins, and options that differ from it are logged and
+ * ignored. The file is replaced atomically (written aside, forced, renamed), so a crash leaves the
+ * old membership or the new one. A file that cannot be parsed is reported and left alone: the node
+ * does not start rather than guess its cluster.
+ */
+public final class MembershipStore {
+
+    public static final String FILE_NAME = "membership.json";
+    private static final Logger log = LoggerFactory.getLogger(MembershipStore.class);
+    private static final Gson JSON = new GsonBuilder().setPrettyPrinting().create();
+
+    private final Path file;
+
+    public MembershipStore(Path dataDir) {
+        this.file = dataDir.resolve(FILE_NAME);
+    }
+
+    public Path file() {
+        return file;
+    }
+
+    /**
+     * The stored membership, or {@code seed} (then stored) when there is none yet.
+     *
+     * @throws IOException                 when the file cannot be read or written
+     * @throws InvalidTopologyException    when the file is damaged
+     */
+    public Membership loadOrSeed(Membership seed) throws IOException, InvalidTopologyException {
+        Membership stored = load();
+        if (stored == null) {
+            store(seed);
+            log.info("membership seeded from the options: cluster '{}', {} member(s), replication factor {}, epoch {}",
+                    seed.clusterName(), seed.topology().size(), seed.replicationFactor(), seed.epoch());
+            return seed;
+        }
+        warnWhereOptionsDiffer(stored, seed);
+        return stored;
+    }
+
+    /** The stored membership, or null when the file does not exist. */
+    public Membership load() throws IOException, InvalidTopologyException {
+        String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+        try {
+            JsonElement parsed = JsonParser.parseString(text);
+            if (!parsed.isJsonObject() || !parsed.getAsJsonObject().has("identity")) {
+                throw new IllegalArgumentException("no 'identity' field");
+            }
+            JsonObject root = parsed.getAsJsonObject();
+            ClusterView view = ClusterView.parse(text);
+            List<ClusterMember> members = view.members().stream()
+                    .map(m -> new ClusterMember(m.id(), m.host(), m.http(), m.grpc())).toList();
+            return new Membership(view.name(), root.get("identity").getAsString(), view.epoch(),
+                    new Topology(members), view.replicationFactor());
+        } catch (JsonParseException | IllegalArgumentException | IllegalStateException | UnsupportedOperationException e) {
+            throw new InvalidTopologyException(file + " is damaged (" + e.getMessage() + "); it was left as it is: "
+                    + "restore it, or move it away to seed the membership from --cluster again");
+        }
+    }
+
+    /** Replaces the stored membership atomically. */
+    public void store(Membership m) throws IOException {
+        JsonObject root = JSON.toJsonTree(m.view()).getAsJsonObject();
+        root.addProperty("identity", m.identity());
+        Path tmp = file.resolveSibling(FILE_NAME + ".tmp");
+        Files.writeString(tmp, JSON.toJson(root) + "\n", StandardCharsets.UTF_8);
+        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+            channel.force(true);
+        }
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private static void warnWhereOptionsDiffer(Membership stored, Membership options) {
+        if (!stored.topology().members().equals(options.topology().members())) {
+            log.warn("--cluster differs from the stored membership (epoch {}: {}); the stored membership wins",
+                    stored.epoch(), stored.topology().members());
+        }
+        if (!stored.clusterName().equals(options.clusterName())) {
+            log.warn("--cluster-name '{}' differs from the stored cluster name '{}'; the stored name wins",
+                    options.clusterName(), stored.clusterName());
+        }
+        if (stored.replicationFactor() != options.replicationFactor()) {
+            log.warn("--replication-factor {} differs from the cluster's, {}, fixed at its first start; it stays {}",
+                    options.replicationFactor(), stored.replicationFactor(), stored.replicationFactor());
+        }
+    }
+}

@@ -1,0 +1,81 @@
+package io.kvorum.node.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The membership in the data dir (SPEC §8): seeded once, then it wins; damage is reported, never repaired by guess. */
+class MembershipStoreTest {
+
+    @TempDir
+    Path dir;
+
+    private static Membership membership(String name, String spec, int rf) throws InvalidTopologyException {
+        return Membership.first(name, Topology.parse(spec), rf);
+    }
+
+    @Test
+    void theFirstStartStoresTheSeedAndLaterStartsGetTheStoredMembershipWhateverTheOptions() throws Exception {
+        Membership first = membership("prod", "n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081", 2);
+        MembershipStore store = new MembershipStore(dir);
+
+        assertThat(store.loadOrSeed(first)).isEqualTo(first);
+        assertThat(Files.exists(dir.resolve(MembershipStore.FILE_NAME))).isTrue();
+
+        Membership otherOptions = membership("test", "n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081,n3=127.0.0.1:8082:9082", 3);
+        Membership again = new MembershipStore(dir).loadOrSeed(otherOptions);
+        assertThat(again).isEqualTo(first);
+        assertThat(again.identity()).as("the identity is stored, not recomputed").isEqualTo(first.identity());
+        assertThat(Files.list(dir).map(p -> p.getFileName().toString()))
+                .as("no temporary file left behind").containsExactly(MembershipStore.FILE_NAME);
+    }
+
+    @Test
+    void aLaterMembershipReplacesTheStoredOneAndKeepsTheIdentity() throws Exception {
+        Membership first = membership("kvorum", "n1=127.0.0.1:8080:9080", 1);
+        MembershipStore store = new MembershipStore(dir);
+        store.store(first);
+        Membership grown = new Membership(first.clusterName(), first.identity(), 2,
+                Topology.parse("n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081"), 1);
+
+        store.store(grown);
+
+        assertThat(store.load()).isEqualTo(grown);
+        assertThat(store.load().view().epoch()).isEqualTo(2);
+    }
+
+    @Test
+    void aDamagedFileIsReportedAndLeftAsItIs() throws Exception {
+        Path file = dir.resolve(MembershipStore.FILE_NAME);
+        for (String damage : new String[] {"{\"name\":\"kvorum\",", "[]", "{\"name\":\"kvorum\",\"epoch\":1,"
+                + "\"members\":[],\"replicationFactor\":1,\"identity\":\"x\"}", "{\"name\":\"kvorum\",\"epoch\":1,"
+                + "\"members\":[{\"id\":\"n1\",\"host\":\"h\",\"http\":1,\"grpc\":2,\"state\":\"normal\"}],"
+                + "\"replicationFactor\":1}"}) {
+            Files.writeString(file, damage);
+
+            assertThatThrownBy(() -> new MembershipStore(dir).loadOrSeed(membership("kvorum", "n1=127.0.0.1:8080:9080", 1)))
+                    .as(damage).isInstanceOf(InvalidTopologyException.class)
+                    .hasMessageContaining(MembershipStore.FILE_NAME).hasMessageContaining("damaged");
+            assertThat(Files.readString(file)).as("not replaced").isEqualTo(damage);
+        }
+    }
+
+    @Test
+    void theDefaultNameAndReplicationFactorKeepTheIdentityOfEarlierVersions() throws Exception {
+        // The digest earlier versions computed from the member list alone (first 8 bytes of SHA-256 of
+        // "n1=127.0.0.1:8080:9080"), so that a node-by-node upgrade does not split a cluster.
+        assertThat(membership("kvorum", "n1=127.0.0.1:8080:9080", 1).identity()).isEqualTo("0ffd03f306123b0d");
+
+        Membership base = membership("kvorum", "n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081", 2);
+        assertThat(membership("other", "n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081", 2).identity())
+                .as("another name").isNotEqualTo(base.identity());
+        assertThat(membership("kvorum", "n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081", 1).identity())
+                .as("another replication factor").isNotEqualTo(base.identity());
+        assertThat(membership("kvorum", "n2=127.0.0.1:8081:9081,n1=127.0.0.1:8080:9080", 2).identity())
+                .as("the order of --cluster does not matter").isEqualTo(base.identity());
+    }
+}
