@@ -8,6 +8,13 @@ import io.grpc.TlsChannelCredentials;
 import io.grpc.TlsServerCredentials;
 import io.kvorum.node.security.TlsFiles;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import javax.net.ssl.TrustManager;
 
 /**
  * Both ends of the gRPC transport's security (SPEC §7): plaintext without TLS files; with them,
@@ -21,14 +28,37 @@ final class GrpcTls {
 
     /** The server's credentials: with TLS, a peer must present a certificate that the CA signed. */
     static ServerCredentials server(TlsFiles files) throws IOException {
+        RefusedPeerLog.installGrpcLogHandlers();
         if (files == null) {
             return InsecureServerCredentials.create();
         }
         return TlsServerCredentials.newBuilder()
                 .keyManager(files.certificate().toFile(), files.privateKey().toFile())
-                .trustManager(files.authority().toFile())
+                .trustManager(trustingTheCa(files))
                 .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE)
                 .build();
+    }
+
+    /** Trust in the certificates of the CA file alone; what it refuses is logged ({@link RefusedPeerLog}). */
+    private static TrustManager trustingTheCa(TlsFiles files) throws IOException {
+        try {
+            return RefusedPeerLog.trusting(authority(files));
+        } catch (GeneralSecurityException e) {
+            throw new IOException("cannot use the CA of --tls-ca: " + e.getMessage(), e);
+        }
+    }
+
+    /** A key store holding the certificates of the CA file, as trust anchors. */
+    private static KeyStore authority(TlsFiles files) throws IOException, GeneralSecurityException {
+        KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+        store.load(null, null);
+        try (InputStream in = Files.newInputStream(files.authority())) {
+            int i = 0;
+            for (Certificate ca : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                store.setCertificateEntry("ca-" + i++, ca);
+            }
+        }
+        return store;
     }
 
     /** A channel's credentials: this node's certificate, and trust in the CA alone. */
@@ -38,7 +68,7 @@ final class GrpcTls {
         }
         return TlsChannelCredentials.newBuilder()
                 .keyManager(files.certificate().toFile(), files.privateKey().toFile())
-                .trustManager(files.authority().toFile())
+                .trustManager(trustingTheCa(files))
                 .build();
     }
 }

@@ -1,0 +1,206 @@
+package io.kvorum.node.transport.grpc;
+
+import java.net.Socket;
+import java.security.KeyStore;
+import java.security.GeneralSecurityException;
+import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedTrustManager;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * SPEC §7's log line for a peer connection refused because its security does not match this
+ * node's: a certificate another CA signed, on either end of the connection (seen by the trust
+ * manager of {@link #trusting}), or bytes that are not what this end speaks, such as plaintext to a
+ * TLS node or TLS to a plain node (seen through grpc-netty's own java.util.logging records,
+ * {@link #installGrpcLogHandlers}). At most one line a minute per kind and source. Never logs
+ * certificate material beyond the subject's name, nor the bytes received.
+ */
+final class RefusedPeerLog {
+
+    private static final Logger log = LoggerFactory.getLogger(RefusedPeerLog.class);
+    private static final long INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
+    private static final Map<String, Long> lastLogged = new ConcurrentHashMap<>();
+    /** Held, so that the settings made on them are not lost when java.util.logging drops unreferenced loggers. */
+    private static final java.util.logging.Logger GRPC_SERVER_TRANSPORT =
+            java.util.logging.Logger.getLogger("io.grpc.netty.NettyServerTransport");
+    private static final java.util.logging.Logger GRPC_NEGOTIATORS =
+            java.util.logging.Logger.getLogger("io.grpc.netty.ProtocolNegotiators");
+
+    private RefusedPeerLog() {
+    }
+
+    /**
+     * Routes two records of grpc-netty into one line of ours each: a plain server's "Transport
+     * failed" (INFO, with a hex dump of the first bytes received, which could be a misdirected
+     * client's request, token included), and a TLS server's "TLS negotiation failed" (FINE, with
+     * the engine's details). Neither reaches the console any more. Idempotent.
+     */
+    static synchronized void installGrpcLogHandlers() {
+        install(GRPC_SERVER_TRANSPORT, Level.INFO, "Transport failed");
+        install(GRPC_NEGOTIATORS, Level.FINE, "TLS negotiation failed");
+    }
+
+    private static void install(java.util.logging.Logger logger, Level level, String messagePrefix) {
+        for (Handler h : logger.getHandlers()) {
+            if (h instanceof Replacement) {
+                return;
+            }
+        }
+        logger.setUseParentHandlers(false);
+        logger.setLevel(level);
+        logger.addHandler(new Replacement(level, messagePrefix));
+    }
+
+    /** A trust manager over the CA alone that logs the certificates it refuses. */
+    static TrustManager trusting(KeyStore authority) throws GeneralSecurityException {
+        TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        factory.init(authority);
+        for (TrustManager tm : factory.getTrustManagers()) {
+            if (tm instanceof X509ExtendedTrustManager x509) {
+                return new Logging(x509);
+            }
+        }
+        throw new GeneralSecurityException("no X.509 trust manager");
+    }
+
+    private static void warn(String kind, String source, String message, Object... args) {
+        long now = System.nanoTime();
+        String key = kind + '\0' + source;
+        Long last = lastLogged.get(key);
+        if (last == null || now - last > INTERVAL_NANOS) {
+            lastLogged.put(key, now);
+            log.warn(message, args);
+        }
+    }
+
+    /** Turns the records of one grpc-netty logger that start with a prefix into our line; drops the rest. */
+    private static final class Replacement extends Handler {
+        private final Level level;
+        private final String messagePrefix;
+
+        Replacement(Level level, String messagePrefix) {
+            this.level = level;
+            this.messagePrefix = messagePrefix;
+        }
+
+        @Override
+        public void publish(LogRecord record) {
+            String message = record.getMessage();
+            if (record.getLevel().intValue() < level.intValue() || message == null || !message.startsWith(messagePrefix)) {
+                return;
+            }
+            String why = record.getThrown() == null ? messagePrefix : rootCause(record.getThrown());
+            warn("transport", why, "refused a peer connection that does not speak this node's protocol ({}): "
+                    + "a node with other TLS settings (plaintext to TLS, or TLS to plaintext), or a client on the "
+                    + "gRPC port", why);
+        }
+
+        /** The class of the innermost cause; its message may quote the bytes received, so it is left out. */
+        private static String rootCause(Throwable thrown) {
+            Throwable t = thrown;
+            while (t.getCause() != null && t.getCause() != t) {
+                t = t.getCause();
+            }
+            return t.getClass().getSimpleName();
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /** Delegates every check; logs a refused certificate with the peer's address. */
+    private static final class Logging extends X509ExtendedTrustManager {
+        private final X509ExtendedTrustManager delegate;
+
+        Logging(X509ExtendedTrustManager delegate) {
+            this.delegate = delegate;
+        }
+
+        private static void refused(X509Certificate[] chain, String peer, CertificateException e)
+                throws CertificateException {
+            String subject = chain != null && chain.length > 0 ? chain[0].getSubjectX500Principal().getName() : "none";
+            warn("certificate", peer + '\0' + subject, "refused a peer connection with {}: its certificate ({}) "
+                    + "is not signed by the CA of --tls-ca", peer, subject);
+            throw e;
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+                throws CertificateException {
+            try {
+                delegate.checkClientTrusted(chain, authType, engine);
+            } catch (CertificateException e) {
+                refused(chain, engine == null ? "?" : engine.getPeerHost() + ":" + engine.getPeerPort(), e);
+            }
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
+                throws CertificateException {
+            try {
+                delegate.checkClientTrusted(chain, authType, socket);
+            } catch (CertificateException e) {
+                refused(chain, socket == null ? "?" : String.valueOf(socket.getRemoteSocketAddress()), e);
+            }
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+            try {
+                delegate.checkClientTrusted(chain, authType);
+            } catch (CertificateException e) {
+                refused(chain, "?", e);
+            }
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+                throws CertificateException {
+            try {
+                delegate.checkServerTrusted(chain, authType, engine);
+            } catch (CertificateException e) {
+                refused(chain, engine == null ? "?" : engine.getPeerHost() + ":" + engine.getPeerPort(), e);
+            }
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
+                throws CertificateException {
+            try {
+                delegate.checkServerTrusted(chain, authType, socket);
+            } catch (CertificateException e) {
+                refused(chain, socket == null ? "?" : String.valueOf(socket.getRemoteSocketAddress()), e);
+            }
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+            try {
+                delegate.checkServerTrusted(chain, authType);
+            } catch (CertificateException e) {
+                refused(chain, "?", e);
+            }
+        }
+
+        @Override
+        public X509Certificate[] getAcceptedIssuers() {
+            return delegate.getAcceptedIssuers();
+        }
+    }
+}
