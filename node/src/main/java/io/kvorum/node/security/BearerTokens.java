@@ -2,7 +2,9 @@ package io.kvorum.node.security;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -52,8 +54,12 @@ public final class BearerTokens {
         List<String> lines;
         try {
             lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            throw new InvalidTokenFileException("cannot be read: it does not exist");
+        } catch (AccessDeniedException e) {
+            throw new InvalidTokenFileException("cannot be read: permission denied");
         } catch (IOException e) {
-            throw new InvalidTokenFileException("cannot be read (" + e.getClass().getSimpleName() + ")");
+            throw new InvalidTokenFileException("cannot be read (not a readable text file)");
         }
         List<byte[]> digests = new ArrayList<>();
         for (String line : lines) {

@@ -62,7 +62,7 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
             }
             return all.stream().map(X509Certificate.class::cast).toList();
         } catch (IOException e) {
-            throw new InvalidTlsFileException(file, "cannot be read: " + e.getClass().getSimpleName());
+            throw new InvalidTlsFileException(file, "cannot be read");
         } catch (CertificateException e) {
             throw new InvalidTlsFileException(file, "is not a PEM " + what);
         }
@@ -74,7 +74,7 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
         try {
             pem = Files.readString(file, StandardCharsets.US_ASCII);
         } catch (IOException e) {
-            throw new InvalidTlsFileException(file, "cannot be read: " + e.getClass().getSimpleName());
+            throw new InvalidTlsFileException(file, "cannot be read");
         }
         Matcher m = PKCS8.matcher(pem);
         if (!m.find()) {
@@ -120,8 +120,11 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
     }
 
     private static void requireReadable(Path file, String what) throws InvalidTlsFileException {
+        if (!Files.exists(file)) {
+            throw new InvalidTlsFileException(file, "cannot be read: it does not exist (the " + what + ")");
+        }
         if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
-            throw new InvalidTlsFileException(file, "cannot be read (" + what + ")");
+            throw new InvalidTlsFileException(file, "cannot be read (the " + what + ")");
         }
     }
 

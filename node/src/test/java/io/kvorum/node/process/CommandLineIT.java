@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -138,6 +139,54 @@ class CommandLineIT {
         NodeJvm.Launch launch = nodes.launch("bad").args(option.args()).workDir(workDir);
         option.env().forEach(launch::env);
         assertRejected(option.what(), launch.start(), option.mentions());
+    }
+
+    /**
+     * SPEC §7: the TLS flags are all three or none, and a certificate, key, CA or token file that
+     * cannot be read or used is a bad option (exit 2, one line, naming the option), never a node
+     * that starts and fails its first handshake.
+     */
+    @Test
+    void securityOptionsThatCannotBeUsedAreRejected() throws Exception {
+        Path pki = Certificates.make(tmp.resolve("pki"), "n1", "n2");
+        Path notPem = Files.writeString(tmp.resolve("not.pem"), "this is not a certificate\n");
+        Path emptyTokens = Files.writeString(tmp.resolve("empty-tokens"), "\n   \n");
+        String cert = pki.resolve("n1.pem").toString();
+        String key = pki.resolve("n1.key").toString();
+        String ca = pki.resolve("ca.pem").toString();
+        int[] p = Ports.freePorts(2);
+        String ok = clusterMember("n1", p[0], p[1]);
+        Map<String, List<String>> cases = new LinkedHashMap<>();
+        cases.put("--tls-cert alone", List.of("--tls-cert", cert));
+        cases.put("--tls-cert and --tls-key without --tls-ca", List.of("--tls-cert", cert, "--tls-key", key));
+        cases.put("a certificate file that does not exist",
+                List.of("--tls-cert", tmp.resolve("absent.pem").toString(), "--tls-key", key, "--tls-ca", ca));
+        cases.put("a certificate that is not PEM", List.of("--tls-cert", notPem.toString(), "--tls-key", key, "--tls-ca", ca));
+        cases.put("a CA that is not PEM", List.of("--tls-cert", cert, "--tls-key", key, "--tls-ca", notPem.toString()));
+        cases.put("a key that is not PEM", List.of("--tls-cert", cert, "--tls-key", notPem.toString(), "--tls-ca", ca));
+        cases.put("the key of another certificate",
+                List.of("--tls-cert", cert, "--tls-key", pki.resolve("n2.key").toString(), "--tls-ca", ca));
+        cases.put("an empty token file", List.of("--auth-token-file", emptyTokens.toString()));
+        cases.put("a token file that does not exist", List.of("--auth-token-file", tmp.resolve("absent").toString()));
+        Map<String, String> mentions = Map.of(
+                "--tls-cert alone", "--tls-key",
+                "--tls-cert and --tls-key without --tls-ca", "--tls-ca",
+                "a certificate file that does not exist", "--tls-cert",
+                "a certificate that is not PEM", "--tls-cert",
+                "a CA that is not PEM", "--tls-ca",
+                "a key that is not PEM", "--tls-key",
+                "the key of another certificate", "--tls-key",
+                "an empty token file", "--auth-token-file",
+                "a token file that does not exist", "--auth-token-file");
+        for (Map.Entry<String, List<String>> c : cases.entrySet()) {
+            List<String> args = new ArrayList<>(List.of("--cluster", ok, "--data-dir", tmp.resolve("data").toString()));
+            args.addAll(c.getValue());
+            NodeJvm node = nodes.launch("bad-security").args(args).workDir(workDir).start();
+            assertRejected(c.getKey(), node, List.of(mentions.get(c.getKey())));
+            assertThat(node.awaitExit(REJECTED_EXIT)).as("exit status for %s", c.getKey()).isEqualTo(2);
+            assertThat(node.stderr() + node.stdout()).as("no key material in the message")
+                    .doesNotContain(Files.readAllLines(Path.of(key)).get(1));
+        }
     }
 
     @Test
