@@ -1,15 +1,19 @@
 package io.kvorum.client;
 
+import io.netty.handler.ssl.SslContext;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executor;
 
-/** What a {@link KvorumClient.Builder} collected, validated; {@code callbackExecutor} and {@code bearerToken} may be null. */
+/**
+ * What a {@link KvorumClient.Builder} collected, validated; {@code callbackExecutor} and {@code bearerToken} may be
+ * null, and so may {@code tls} when no endpoint is {@code https}.
+ */
 record ClientSettings(List<URI> endpoints, Duration connectTimeout, Duration requestTimeout, int connectionsPerEndpoint,
                       int maxPendingPerConnection, int ioThreads, Executor callbackExecutor, RetryPolicy retryPolicy,
                       EndpointSelector selector, String bearerToken, Duration probeInterval, int maxResponseBytes,
-                      Duration closeTimeout) {
+                      Duration closeTimeout, SslContext tls) {
 
     @Override
     public String toString() { // never the token

@@ -16,6 +16,8 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
 import java.lang.System.Logger.Level;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -26,6 +28,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
 
 /**
  * One node: a bounded pool of keep-alive HTTP/1.1 connections to it, and its health.
@@ -70,6 +75,7 @@ final class Endpoint {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        secure(ch);
                         ch.pipeline()
                                 .addLast("codec", new HttpClientCodec(new HttpDecoderConfig(), false, false))
                                 .addLast("aggregator", new HttpObjectAggregator(settings.maxResponseBytes()))
@@ -79,7 +85,40 @@ final class Endpoint {
     }
 
     static int port(URI uri) {
-        return uri.getPort() > 0 ? uri.getPort() : 80;
+        return uri.getPort() > 0 ? uri.getPort() : isHttps(uri) ? 443 : 80;
+    }
+
+    static boolean isHttps(URI uri) {
+        return "https".equalsIgnoreCase(uri.getScheme());
+    }
+
+    /**
+     * For an {@code https} endpoint, TLS first in the pipeline, checking that the node's
+     * certificate names the host dialled (as a browser does), against the trust the builder was given.
+     */
+    void secure(SocketChannel ch) {
+        if (isHttps(uri)) {
+            ch.pipeline().addFirst("tls", tlsHandler(ch, settings.tls(), uri));
+        }
+    }
+
+    /** Why a request could not be written: a failed TLS handshake says so. */
+    static KvorumConnectionException sendFailure(String peer, Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            if (t instanceof SSLException) {
+                return new KvorumConnectionException("TLS handshake with " + peer + " failed: " + t.getMessage(), cause);
+            }
+        }
+        return new KvorumConnectionException("could not send to " + peer, cause);
+    }
+
+    private static SslHandler tlsHandler(SocketChannel ch, SslContext tls, URI uri) {
+        SslHandler handler = tls.newHandler(ch.alloc(), uri.getHost(), port(uri));
+        SSLEngine engine = handler.engine();
+        SSLParameters parameters = engine.getSSLParameters();
+        parameters.setEndpointIdentificationAlgorithm("HTTPS");
+        engine.setSSLParameters(parameters);
+        return handler;
     }
 
     URI uri() {
@@ -243,7 +282,7 @@ final class Endpoint {
             Channel ch = connected.channel();
             ch.writeAndFlush(x).addListener(f -> {
                 if (!f.isSuccess()) {
-                    x.result.completeExceptionally(new KvorumConnectionException("could not send to " + peer, f.cause()));
+                    x.result.completeExceptionally(sendFailure(peer, f.cause()));
                 }
             });
         }

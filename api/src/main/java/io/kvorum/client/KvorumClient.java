@@ -5,16 +5,20 @@ import io.kvorum.client.placement.ReplicaRouter;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -25,6 +29,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import javax.net.ssl.SSLException;
 
 /**
  * A driver for a Kvorum cluster's HTTP API (SPEC §2): any node coordinates any request, so the
@@ -432,6 +437,7 @@ public final class KvorumClient implements AutoCloseable {
         private int maxResponseBytes = 16 * 1024 * 1024;
         private Duration closeTimeout = Duration.ofSeconds(2);
         private boolean routeToReplicas;
+        private SslContext tls;
 
         private Builder() {
         }
@@ -507,6 +513,29 @@ public final class KvorumClient implements AutoCloseable {
             return this;
         }
 
+        /**
+         * For {@code https://} endpoints: trust the CA certificates of this PEM file alone (the
+         * {@code ca.pem} of {@code ./kvorum certs}, or the cluster's {@code --tls-ca}); the host of
+         * each endpoint must be named by its node's certificate. Without it, {@code https://}
+         * endpoints are checked against the JDK's default trust store.
+         *
+         * @throws IllegalArgumentException when the file cannot be read or holds no PEM certificate
+         */
+        public Builder trustCertificates(Path caPem) {
+            Objects.requireNonNull(caPem, "caPem");
+            try {
+                this.tls = clientContext(SslContextBuilder.forClient().trustManager(caPem.toFile()));
+            } catch (SSLException | IllegalArgumentException e) {
+                throw new IllegalArgumentException("cannot trust the certificates of " + caPem
+                        + ": not a readable PEM file of certificates", e);
+            }
+            return this;
+        }
+
+        private static SslContext clientContext(SslContextBuilder builder) throws SSLException {
+            return builder.protocols("TLSv1.3", "TLSv1.2").build();
+        }
+
         /** How often an endpoint that is down is probed with {@code GET /v0/status} (default 1 s). */
         public Builder probeInterval(Duration interval) {
             this.probeInterval = positive(interval, "probeInterval");
@@ -557,26 +586,39 @@ public final class KvorumClient implements AutoCloseable {
                 throw new UncheckedIOException("no seed of " + endpoints + " described the cluster", e);
             }
             List<URI> members = view.members().stream().filter(ClusterView.Member::isNormal)
-                    .map(m -> m.httpUri("http")).toList();
+                    .map(m -> m.httpUri(endpoints.get(0).getScheme())).toList();
             return new KvorumClient(settings(members, EndpointSelector.replicasFirst(ReplicaRouter.of(view))));
         }
 
         private ClientSettings settings(List<URI> endpoints, EndpointSelector selector) {
             return new ClientSettings(endpoints, connectTimeout, requestTimeout, connectionsPerEndpoint,
                     maxPendingPerConnection, ioThreads, callbackExecutor, retryPolicy, selector, bearerToken,
-                    probeInterval, maxResponseBytes, closeTimeout);
+                    probeInterval, maxResponseBytes, closeTimeout, tlsFor(endpoints));
+        }
+
+        /** The builder's trust for {@code https} endpoints, or the JDK's default trust when none was given. */
+        private SslContext tlsFor(List<URI> endpoints) {
+            if (tls != null || endpoints.stream().noneMatch(Endpoint::isHttps)) {
+                return tls;
+            }
+            try {
+                return clientContext(SslContextBuilder.forClient());
+            } catch (SSLException e) {
+                throw new UncheckedIOException("cannot set up TLS with the JDK's default trust", e);
+            }
         }
 
         private static URI normalize(URI uri) {
             Objects.requireNonNull(uri, "endpoint");
-            if (!"http".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null) {
-                throw new IllegalArgumentException("an endpoint is http://host:port, not " + uri);
+            String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+            if (!scheme.equals("http") && !scheme.equals("https") || uri.getHost() == null) {
+                throw new IllegalArgumentException("an endpoint is http://host:port or https://host:port, not " + uri);
             }
             String path = uri.getRawPath();
             if (path != null && !path.isEmpty() && !path.equals("/") || uri.getRawQuery() != null) {
                 throw new IllegalArgumentException("an endpoint has no path or query: " + uri);
             }
-            return URI.create("http://" + uri.getRawAuthority());
+            return URI.create(scheme + "://" + uri.getRawAuthority());
         }
 
         private static Duration positive(Duration d, String name) {

@@ -81,6 +81,7 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
         ChannelFuture connect = endpoint.openStream(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
+                endpoint.secure(ch);
                 ch.pipeline().addLast("codec", Endpoint.wholeChunkCodec(maxEntryBytes + 1))
                         .addLast("range", new StreamHandler(endpoint, target, maxEntryBytes, readTimeout, opened));
             }
@@ -247,7 +248,7 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
             request.headers().set(endpoint.commonHeaders()).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
             ctx.writeAndFlush(request).addListener(f -> {
                 if (!f.isSuccess()) {
-                    stop(ctx, new KvorumConnectionException("could not send to " + endpoint.peer(), f.cause()));
+                    stop(ctx, Endpoint.sendFailure(endpoint.peer(), f.cause()));
                 }
             });
             ctx.read();

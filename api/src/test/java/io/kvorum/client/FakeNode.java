@@ -19,6 +19,7 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -53,13 +54,24 @@ final class FakeNode implements AutoCloseable {
     final AtomicInteger connections = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
+    private final SslContext tls;
+
     private FakeNode(int port, Script script) throws InterruptedException {
+        this(port, script, null);
+    }
+
+    /** @param tls with a context, the node serves HTTPS only */
+    private FakeNode(int port, Script script, SslContext tls) throws InterruptedException {
+        this.tls = tls;
         AtomicInteger counter = new AtomicInteger();
         server = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         connections.incrementAndGet();
+                        if (tls != null) {
+                            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+                        }
                         ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(1 << 20),
                                 new SimpleChannelInboundHandler<FullHttpRequest>() {
                                     @Override
@@ -87,6 +99,11 @@ final class FakeNode implements AutoCloseable {
         return new FakeNode(port, script);
     }
 
+    /** A node that serves HTTPS with {@code tls}; its {@link #uri()} is {@code https://127.0.0.1:port}. */
+    static FakeNode startHttps(SslContext tls, Script script) throws InterruptedException {
+        return new FakeNode(0, script, tls);
+    }
+
     static FullHttpResponse answer(int status, String body, String... headerNamesAndValues) {
         FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status),
                 Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
@@ -102,7 +119,7 @@ final class FakeNode implements AutoCloseable {
     }
 
     URI uri() {
-        return URI.create("http://127.0.0.1:" + port());
+        return URI.create((tls != null ? "https" : "http") + "://127.0.0.1:" + port());
     }
 
     @Override

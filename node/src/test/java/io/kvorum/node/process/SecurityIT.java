@@ -4,6 +4,8 @@ import static io.kvorum.testkit.NodeJvm.clusterMember;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvorum.client.KvorumClient;
+import io.kvorum.client.RangeReader;
 import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
 import java.io.IOException;
@@ -167,6 +169,20 @@ class SecurityIT {
         assertThat(curl("-X", "PUT", "--data-binary", curlValue, entity(1, "k2", "ack=2&from=3").toString()))
                 .isEqualTo("201");
         assertThat(send("GET", entity(0, "k2", "ack=2&from=3"), null, bearer(token)).body()).isEqualTo(curlValue);
+
+        // The Java client, routing to replicas: trust in the CA and the token, ranges included.
+        String driverValue = secret("driver-value");
+        try (KvorumClient kv = KvorumClient.builder().endpoints(URI.create("https://127.0.0.1:" + ports[0]))
+                .trustCertificates(pki.resolve("ca.pem")).bearerToken(token).routeToReplicas().build()) {
+            assertThat(kv.endpoints()).as("the members, learned from the seed over HTTPS").hasSize(3)
+                    .allSatisfy(u -> assertThat(u.getScheme()).isEqualTo("https"));
+            kv.put("driver-1", driverValue.getBytes(StandardCharsets.UTF_8)).get(20, TimeUnit.SECONDS);
+            assertThat(kv.get("driver-1").get(20, TimeUnit.SECONDS)).hasValueSatisfying(
+                    v -> assertThat(new String(v, StandardCharsets.UTF_8)).isEqualTo(driverValue));
+            try (RangeReader range = kv.range("driver-", "driver.")) {
+                assertThat(range.stream().map(RangeReader.Entry::keyString)).containsExactly("driver-1");
+            }
+        }
 
         // Plain HTTP to the HTTPS port: no HTTP answer, and nothing stored.
         String plainAnswer = plainHttpPut(ports[0], "k3", bearer(token), secret("plain-value"));

@@ -1,0 +1,145 @@
+package io.kvorum.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The driver against a node that serves HTTPS and asks for a bearer token (SPEC §7), with
+ * certificates from {@code ./kvorum certs}: it trusts the CA it is given and nothing else, checks
+ * that the certificate names the host it dialled, and sends the token with every request.
+ */
+class TlsClientTest {
+
+    @TempDir
+    static Path pki;
+    private static SslContext serverTls;
+    private static SslContext otherServerTls;
+    private final List<AutoCloseable> open = new ArrayList<>();
+
+    @BeforeAll
+    static void certificates() throws Exception {
+        run(root().resolve("kvorum").toString(), "certs", pki.resolve("ours").toString(), "n1");
+        run(root().resolve("kvorum").toString(), "certs", pki.resolve("other").toString(), "n1");
+        serverTls = SslContextBuilder.forServer(pki.resolve("ours/n1.pem").toFile(), pki.resolve("ours/n1.key").toFile()).build();
+        otherServerTls = SslContextBuilder.forServer(pki.resolve("other/n1.pem").toFile(),
+                pki.resolve("other/n1.key").toFile()).build();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (AutoCloseable c : open) {
+            c.close();
+        }
+    }
+
+    private <T extends AutoCloseable> T closing(T c) {
+        open.add(c);
+        return c;
+    }
+
+    private static FakeNode.Script tokenChecking(String token) {
+        return (request, n) -> !("Bearer " + token).equals(request.headers().get("Authorization"))
+                ? FakeNode.answer(401, "authentication required\n", "WWW-Authenticate", "Bearer realm=\"kvorum\"")
+                : request.method().equals(HttpMethod.PUT) ? FakeNode.answer(201, "")
+                : FakeNode.answer(200, "value");
+    }
+
+    private KvorumClient client(FakeNode node, Path ca, String token) {
+        KvorumClient.Builder b = KvorumClient.builder().endpoints(node.uri()).requestTimeout(Duration.ofSeconds(10))
+                .retryPolicy(RetryPolicy.NONE);
+        if (ca != null) {
+            b.trustCertificates(ca);
+        }
+        if (token != null) {
+            b.bearerToken(token);
+        }
+        return closing(b.build());
+    }
+
+    @Test
+    void readsAndWritesOverHttpsWithTheCaAndTheToken() throws Exception {
+        FakeNode node = closing(FakeNode.startHttps(serverTls, tokenChecking("t0k3n")));
+        KvorumClient client = client(node, pki.resolve("ours/ca.pem"), "t0k3n");
+
+        client.put("k", "v".getBytes(StandardCharsets.UTF_8)).get(10, TimeUnit.SECONDS);
+        assertThat(client.get("k").get(10, TimeUnit.SECONDS)).hasValueSatisfying(
+                v -> assertThat(new String(v, StandardCharsets.UTF_8)).isEqualTo("value"));
+        assertThat(node.seen).extracting(FakeNode.Seen::authorization).containsOnly("Bearer t0k3n");
+        assertThat(client.toString()).doesNotContain("t0k3n");
+    }
+
+    @Test
+    void aWrongTokenIsUnauthorizedAndNotRetried() throws Exception {
+        FakeNode node = closing(FakeNode.startHttps(serverTls, tokenChecking("right")));
+        KvorumClient client = closing(KvorumClient.builder().endpoints(node.uri()).requestTimeout(Duration.ofSeconds(10))
+                .trustCertificates(pki.resolve("ours/ca.pem")).bearerToken("wrong").build());
+
+        assertThatThrownBy(() -> client.get("k").join()).isInstanceOf(CompletionException.class)
+                .hasCauseInstanceOf(UnauthorizedException.class).satisfies(e -> assertThat(e).hasMessageNotContaining("wrong"));
+        assertThat(node.seen).as("a 401 is not retried").hasSize(1);
+    }
+
+    @Test
+    void aNodeWhoseCertificateAnotherCaSignedIsRefused() throws Exception {
+        FakeNode impostor = closing(FakeNode.startHttps(otherServerTls, tokenChecking("t")));
+        KvorumClient client = client(impostor, pki.resolve("ours/ca.pem"), "t");
+
+        assertThatThrownBy(() -> client.get("k").get(10, TimeUnit.SECONDS))
+                .hasRootCauseInstanceOf(java.security.cert.CertPathValidatorException.class)
+                .hasMessageContaining("TLS handshake");
+        assertThat(impostor.seen).as("no request reached it").isEmpty();
+    }
+
+    @Test
+    void withoutTheCaTheJdkTrustStoreRefusesAPrivateCa() throws Exception {
+        FakeNode node = closing(FakeNode.startHttps(serverTls, tokenChecking("t")));
+        KvorumClient client = client(node, null, "t");
+
+        assertThatThrownBy(() -> client.get("k").get(10, TimeUnit.SECONDS))
+                .hasRootCauseInstanceOf(java.security.cert.CertPathBuilderException.class);
+        assertThat(node.seen).isEmpty();
+    }
+
+    @Test
+    void aFileThatHoldsNoCertificateIsRefusedByTheBuilder() throws Exception {
+        Path notPem = Files.writeString(pki.resolve("not.pem"), "hello\n");
+        assertThatThrownBy(() -> KvorumClient.builder().trustCertificates(notPem))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not.pem");
+    }
+
+    private static void run(String... command) throws Exception {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out;
+        try (InputStream in = p.getInputStream()) {
+            out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+    }
+
+    private static Path root() {
+        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+            if (Files.isRegularFile(dir.resolve("kvorum")) && Files.isDirectory(dir.resolve("api"))) {
+                return dir;
+            }
+        }
+        throw new AssertionError("no ./kvorum above " + Path.of("").toAbsolutePath());
+    }
+}
