@@ -118,7 +118,7 @@ public final class Main {
                 .description("Runs one node of a Kvorum cluster. Every option can also be set by its environment "
                         + "variable; a flag wins over its variable.")
                 .footer("", "With no options, a single-node cluster on 127.0.0.1:8080 with its data in ./data/n1.",
-                        "", "kvorum-node status [URL]: print the cluster as the node at URL (default "
+                        "", "kvorum-node status [URL] [--ca FILE]: print the cluster as the node at URL (default "
                                 + StatusCommand.DEFAULT_URL + ") sees it; exits 0 when every member is up, 1 when one is not, "
                                 + "2 when the node cannot be reached.");
         for (NodeOption o : NodeOption.values()) {

@@ -3,12 +3,15 @@ package io.kvorum.node.admin;
 import com.google.gson.Gson;
 import com.google.gson.JsonParseException;
 import io.kvorum.node.http.NodeStatus;
+import io.kvorum.node.security.TrustedCa;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.List;
 
@@ -25,6 +28,8 @@ public final class StatusCommand {
 
     public static final String NAME = "status";
     public static final String DEFAULT_URL = "http://127.0.0.1:8080";
+    static final String USAGE = "usage: kvorum status [URL] [--ca FILE] (default " + DEFAULT_URL
+            + "; --ca, or KVORUM_CA, trusts the CA of a cluster that serves HTTPS)";
     static final int EXIT_ALL_UP = 0;
     static final int EXIT_MEMBER_DOWN = 1;
     static final int EXIT_NO_STATUS = 2;
@@ -37,29 +42,52 @@ public final class StatusCommand {
     /**
      * Runs the command.
      *
-     * @param args      the arguments after {@code status}: none, or the node's base URL
+     * @param args      the arguments after {@code status}: the node's base URL (optional), and
+     *                  {@code --ca FILE} to trust the CA of a cluster that serves HTTPS
      * @param nowMillis the current time (epoch ms) for "since" and "ago"
      * @return the exit status
      */
     public static int run(List<String> args, PrintStream out, PrintStream err, long nowMillis) {
-        if (args.size() > 1 || (!args.isEmpty() && args.get(0).startsWith("-"))) {
-            err.println("usage: kvorum status [URL] (default " + DEFAULT_URL + ")");
+        return run(args, System.getenv("KVORUM_CA"), out, err, nowMillis);
+    }
+
+    /** {@link #run(List, PrintStream, PrintStream, long)} with the value of {@code KVORUM_CA} (null when unset). */
+    static int run(List<String> args, String caFromEnvironment, PrintStream out, PrintStream err, long nowMillis) {
+        String url = null;
+        String ca = caFromEnvironment;
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            if (a.equals("--ca") && i + 1 < args.size()) {
+                ca = args.get(++i);
+            } else if (a.startsWith("--ca=")) {
+                ca = a.substring("--ca=".length());
+            } else if (a.startsWith("-") || url != null) {
+                err.println(USAGE);
+                return EXIT_NO_STATUS;
+            } else {
+                url = a;
+            }
+        }
+        HttpClient http;
+        try {
+            http = client(ca);
+        } catch (IOException | GeneralSecurityException e) {
+            err.println("kvorum status: cannot use the CA file " + ca + ": " + e.getMessage());
             return EXIT_NO_STATUS;
         }
         URI base;
         try {
-            base = URI.create(args.isEmpty() ? DEFAULT_URL : args.get(0));
+            base = URI.create(url == null ? DEFAULT_URL : url);
             if (base.getHost() == null || !(base.getScheme().equals("http") || base.getScheme().equals("https"))) {
                 throw new IllegalArgumentException("not an http URL");
             }
         } catch (IllegalArgumentException e) {
-            err.println("kvorum status: " + args.get(0) + " is not a node's URL such as " + DEFAULT_URL);
+            err.println("kvorum status: " + url + " is not a node's URL such as " + DEFAULT_URL);
             return EXIT_NO_STATUS;
         }
         URI statusUri = base.resolve("/v0/status");
         HttpResponse<String> answer;
         try {
-            HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
             answer = http.send(HttpRequest.newBuilder(statusUri).timeout(TIMEOUT).build(), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             err.println("kvorum status: cannot reach " + statusUri + ": " + describe(e));
@@ -86,6 +114,15 @@ public final class StatusCommand {
         ClusterSummary summary = new ClusterSummary(status, base.getAuthority(), nowMillis);
         summary.lines().forEach(out::println);
         return summary.allUp() ? EXIT_ALL_UP : EXIT_MEMBER_DOWN;
+    }
+
+    /** A client that trusts the CA certificates of {@code caFile} alone, or the JDK's defaults when it is null. */
+    private static HttpClient client(String caFile) throws IOException, GeneralSecurityException {
+        HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(TIMEOUT);
+        if (caFile == null) {
+            return builder.build();
+        }
+        return builder.sslContext(TrustedCa.clientContext(Path.of(caFile))).build();
     }
 
     /** The first message along the cause chain; the JDK client's ConnectException for a refused connection has none. */

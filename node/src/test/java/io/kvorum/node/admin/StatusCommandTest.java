@@ -136,7 +136,10 @@ class StatusCommandTest {
         assertThat(StatusCommand.run(List.of("--help"), print(out), print(err), NOW)).isEqualTo(StatusCommand.EXIT_NO_STATUS);
         assertThat(StatusCommand.run(List.of("a", "b"), print(out), print(err), NOW)).isEqualTo(StatusCommand.EXIT_NO_STATUS);
         assertThat(StatusCommand.run(List.of("ftp://x"), print(out), print(err), NOW)).isEqualTo(StatusCommand.EXIT_NO_STATUS);
-        assertThat(err.toString(UTF_8).lines().toList()).hasSize(3);
+        assertThat(StatusCommand.run(List.of("--ca", "/no/such/ca.pem"), print(out), print(err), NOW))
+                .isEqualTo(StatusCommand.EXIT_NO_STATUS);
+        assertThat(err.toString(UTF_8).lines().toList()).hasSize(4);
+        assertThat(err.toString(UTF_8)).contains("cannot use the CA file /no/such/ca.pem: it does not exist");
         assertThat(out.toString(UTF_8)).isEmpty();
     }
 

@@ -2,20 +2,17 @@ package io.kvorum.node.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvorum.node.security.TrustedCa;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 
 /**
  * Certificates for process tests, made the way the README tells operators to: {@code ./kvorum certs
@@ -47,19 +44,7 @@ final class Certificates {
 
     /** A client context that trusts the CA of {@code dir/ca.pem} alone. */
     static SSLContext trusting(Path dir) throws IOException, GeneralSecurityException {
-        KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
-        store.load(null, null);
-        try (InputStream in = Files.newInputStream(dir.resolve("ca.pem"))) {
-            int i = 0;
-            for (Certificate ca : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-                store.setCertificateEntry("ca-" + i++, ca);
-            }
-        }
-        TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        trust.init(store);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, trust.getTrustManagers(), null);
-        return context;
+        return TrustedCa.clientContext(dir.resolve("ca.pem"));
     }
 
     /** TLS flags of a node: its certificate and key in {@code dir}, and the CA of {@code caDir}. */

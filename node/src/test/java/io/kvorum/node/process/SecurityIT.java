@@ -6,11 +6,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.RangeReader;
+import io.kvorum.node.admin.StatusCommand;
 import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
@@ -183,6 +186,16 @@ class SecurityIT {
                 assertThat(range.stream().map(RangeReader.Entry::keyString)).containsExactly("driver-1");
             }
         }
+
+        // ./kvorum status, trusting the CA; without it the node cannot be reached.
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        String url = "https://127.0.0.1:" + ports[0];
+        assertThat(StatusCommand.run(List.of(url, "--ca", pki.resolve("ca.pem").toString()), new PrintStream(out),
+                new PrintStream(err), System.currentTimeMillis())).as("status with --ca: %s%s", out, err).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("n2").contains("n3");
+        assertThat(StatusCommand.run(List.of(url), new PrintStream(new ByteArrayOutputStream()), new PrintStream(err),
+                System.currentTimeMillis())).as("status without the CA").isEqualTo(2);
 
         // Plain HTTP to the HTTPS port: no HTTP answer, and nothing stored.
         String plainAnswer = plainHttpPut(ports[0], "k3", bearer(token), secret("plain-value"));

@@ -7,13 +7,9 @@ import io.grpc.ServerCredentials;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.TlsServerCredentials;
 import io.kvorum.node.security.TlsFiles;
+import io.kvorum.node.security.TrustedCa;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import javax.net.ssl.TrustManager;
 
 /**
@@ -42,23 +38,10 @@ final class GrpcTls {
     /** Trust in the certificates of the CA file alone; what it refuses is logged ({@link RefusedPeerLog}). */
     private static TrustManager trustingTheCa(TlsFiles files) throws IOException {
         try {
-            return RefusedPeerLog.trusting(authority(files));
+            return RefusedPeerLog.trusting(TrustedCa.keyStore(files.authority()));
         } catch (GeneralSecurityException e) {
             throw new IOException("cannot use the CA of --tls-ca: " + e.getMessage(), e);
         }
-    }
-
-    /** A key store holding the certificates of the CA file, as trust anchors. */
-    private static KeyStore authority(TlsFiles files) throws IOException, GeneralSecurityException {
-        KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
-        store.load(null, null);
-        try (InputStream in = Files.newInputStream(files.authority())) {
-            int i = 0;
-            for (Certificate ca : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-                store.setCertificateEntry("ca-" + i++, ca);
-            }
-        }
-        return store;
     }
 
     /** A channel's credentials: this node's certificate, and trust in the CA alone. */
