@@ -2,8 +2,8 @@ package io.kvorum.node.admin;
 
 import com.google.gson.Gson;
 import com.google.gson.JsonParseException;
+import io.kvorum.client.TrustedCa;
 import io.kvorum.node.http.NodeStatus;
-import io.kvorum.node.security.TrustedCa;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;

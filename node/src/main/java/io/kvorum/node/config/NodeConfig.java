@@ -2,8 +2,8 @@ package io.kvorum.node.config;
 
 import io.kvorum.node.cluster.ClusterIdentity;
 import io.kvorum.node.cluster.ClusterMember;
-import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.InvalidTopologyException;
+import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.security.BearerTokens;
 import io.kvorum.node.security.Security;

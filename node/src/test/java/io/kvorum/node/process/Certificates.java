@@ -2,7 +2,7 @@ package io.kvorum.node.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvorum.node.security.TrustedCa;
+import io.kvorum.client.TrustedCa;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

@@ -1,8 +1,8 @@
 package io.kvorum.node.transport.grpc;
 
 import java.net.Socket;
-import java.security.KeyStore;
 import java.security.GeneralSecurityException;
+import java.security.KeyStore;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.Map;

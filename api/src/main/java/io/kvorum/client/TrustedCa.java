@@ -1,4 +1,4 @@
-package io.kvorum.node.security;
+package io.kvorum.client;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,7 +12,10 @@ import java.security.cert.CertificateFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
-/** Trust in the certificates of one PEM file alone (a cluster's {@code --tls-ca}), with the JDK's own classes. */
+/**
+ * Trust in the certificates of one PEM file alone (a cluster's {@code --tls-ca}, the {@code ca.pem} of
+ * {@code ./kvorum certs}), with the JDK's own classes: for {@code java.net.http} and other JDK clients.
+ */
 public final class TrustedCa {
 
     private TrustedCa() {
