@@ -32,7 +32,8 @@ JDK=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
 # java.base,java.compiler,java.naming,java.sql,jdk.unsupported (java.sql brings java.logging and
 # java.xml; java.compiler is only referenced by annotation-processing classes nobody loads).
 # java.management serves JMX-aware libraries (Netty, logback) that look for it.
-MODULES=java.base,java.logging,java.management,java.naming,java.sql,java.xml,jdk.unsupported
+# jdk.crypto.ec: the EC keys and curves of TLS certificates (./kvorum certs makes P-256 ones).
+MODULES=java.base,java.logging,java.management,java.naming,java.sql,java.xml,jdk.crypto.ec,jdk.unsupported
 
 hash_of() { sha256sum | cut -c1-12; }
 
@@ -50,8 +51,13 @@ if ! docker image inspect "$BASE" >/dev/null 2>&1; then
   # The native libraries loaded from the jar at run time (extracted to /tmp by leveldbjni and Netty).
   mkdir -p "$work/native"
   (cd "$work/native" && "$JDK/bin/jar" xf "$JAR" META-INF/native/linux64/libleveldbjni.so \
-    META-INF/native/libnetty_transport_native_epoll_x86_64.so)
+    META-INF/native/libnetty_transport_native_epoll_x86_64.so META-INF/native/libnetty_tcnative_linux_x86_64.so)
   cp /bin/bash "$rootfs/bin/bash"
+  # openssl and timeout: the HEALTHCHECK of a node that serves HTTPS.
+  command -v openssl >/dev/null || die "openssl is not installed; the image's HTTPS health check needs it"
+  cp "$(command -v openssl)" "$rootfs/bin/openssl"
+  cp "$(command -v timeout)" "$rootfs/bin/timeout"
+  cp "$(command -v head)" "$rootfs/bin/head"
   # Every shared library any of these binaries needs, and the dynamic loader. libjvm.so is found
   # through the JRE's own rpath, so ldd's "libjvm.so => not found" from the jlink'ed libs is fine.
   mapfile -t libs < <(find "$rootfs/opt/jre" "$work/native" "$rootfs/bin" -type f \( -name '*.so' -o -perm -u+x \) \

@@ -11,11 +11,13 @@ import com.github.dockerjava.api.model.MountType;
 import com.github.dockerjava.api.model.PortBinding;
 import com.github.dockerjava.api.model.Ports;
 import io.kvorum.client.KvorumClient;
+import io.kvorum.client.RetryPolicy;
 import io.kvorum.testkit.Readiness;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One node of a {@link KvorumCluster}: a container of the node image on the cluster's two
@@ -39,6 +41,8 @@ public final class ClusterNode {
 
     static final int HTTP_PORT = 8080;
     static final int GRPC_PORT = 9080;
+    /** Where a secured cluster's certificates and token file are mounted ({@link KvorumCluster.Spec#secured}). */
+    static final String TLS_MOUNT = "/tls";
     private static final Duration START_BOUND = Duration.ofSeconds(90);
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
 
@@ -55,6 +59,7 @@ public final class ClusterNode {
     private int incarnation;
     private boolean paused;
     private boolean disconnected;
+    private KvorumClient statusProbe;
 
     ClusterNode(DockerClient docker, KvorumCluster cluster, String id, String ip, List<String> env) {
         this.docker = docker;
@@ -69,14 +74,22 @@ public final class ClusterNode {
         return id;
     }
 
-    /** {@code http://127.0.0.1:<host port>}: where tests reach this node. */
+    /** {@code http://127.0.0.1:<host port>} ({@code https} for a secured cluster): where tests reach this node. */
     public URI uri() {
-        return URI.create("http://127.0.0.1:" + hostPort);
+        return URI.create((cluster.spec().isSecured() ? "https" : "http") + "://127.0.0.1:" + hostPort);
     }
 
-    /** A client of this node whose requests give up after {@code timeout}. */
+    /**
+     * A client of this node whose requests give up after {@code timeout}; for a secured cluster it
+     * trusts the cluster's CA and sends its token.
+     */
     public KvorumClient client(Duration timeout) {
-        return KvorumClient.create(uri(), timeout);
+        KvorumCluster.Spec spec = cluster.spec();
+        if (!spec.isSecured()) {
+            return KvorumClient.create(uri(), timeout);
+        }
+        return KvorumClient.builder().endpoints(uri()).requestTimeout(timeout).retryPolicy(RetryPolicy.NONE)
+                .trustCertificates(spec.tlsDir().resolve("ca.pem")).bearerToken(spec.token()).build();
     }
 
     /** A client of this node whose requests give up after 10 s. */
@@ -109,7 +122,7 @@ public final class ClusterNode {
                 .withNetworkMode(cluster.frontNetworkName())
                 .withPortBindings(new PortBinding(Ports.Binding.bindIpAndPort("127.0.0.1", hostPort),
                         ExposedPort.tcp(HTTP_PORT)))
-                .withMounts(List.of(new Mount().withType(MountType.VOLUME).withSource(volume).withTarget("/data")))
+                .withMounts(mounts())
                 // Names the embedded DNS cannot answer (a partitioned peer) go to the container's own
                 // loopback, where nothing listens: no lookup ever leaves the machine.
                 .withDns("127.0.0.1");
@@ -121,6 +134,16 @@ public final class ClusterNode {
                 .withHostConfig(host)
                 .exec().getId();
         connectPeerNetwork();
+    }
+
+    /** The data volume, and for a secured cluster its certificates, read-only. */
+    private List<Mount> mounts() {
+        Mount data = new Mount().withType(MountType.VOLUME).withSource(volume).withTarget("/data");
+        if (!cluster.spec().isSecured()) {
+            return List.of(data);
+        }
+        return List.of(data, new Mount().withType(MountType.BIND).withSource(cluster.spec().tlsDir().toString())
+                .withTarget(TLS_MOUNT).withReadOnly(true));
     }
 
     private void connectPeerNetwork() {
@@ -161,6 +184,15 @@ public final class ClusterNode {
 
     /** Waits until {@code GET /v0/status} answers 200; fails at once if the node exits. */
     void awaitServing() {
+        if (cluster.spec().isSecured()) {
+            Await.until(id + " serving HTTPS", START_BOUND, () -> {
+                if (!isRunning()) {
+                    throw new AssertionError(id + " exited with " + exitCode() + " while starting:\n" + tail(40));
+                }
+                return isServing();
+            }, () -> tail(40));
+            return;
+        }
         Readiness.awaitStatus200(id, URI.create(uri() + "/v0/status"), START_BOUND, () -> {
             if (!isRunning()) {
                 throw new AssertionError(id + " exited with " + exitCode() + " while starting:\n" + tail(40));
@@ -168,9 +200,32 @@ public final class ClusterNode {
         }, () -> tail(40));
     }
 
-    /** Whether {@code GET /v0/status} answers 200 within a second. */
+    /** Whether {@code GET /v0/status} answers 200 within a second (over HTTPS, trusting the CA, when secured). */
     public boolean isServing() {
-        return Readiness.answers200(URI.create(uri() + "/v0/status"), Duration.ofSeconds(1));
+        if (!cluster.spec().isSecured()) {
+            return Readiness.answers200(URI.create(uri() + "/v0/status"), Duration.ofSeconds(1));
+        }
+        try {
+            return statusProbe().isReady().get(2, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    /** One client for the readiness probes of a secured node, made on first use; {@link #closeProbe} closes it. */
+    private synchronized KvorumClient statusProbe() {
+        if (statusProbe == null || !statusProbe.baseUri().equals(uri())) {
+            closeProbe();
+            statusProbe = client(Duration.ofSeconds(1));
+        }
+        return statusProbe;
+    }
+
+    synchronized void closeProbe() {
+        if (statusProbe != null) {
+            statusProbe.close();
+            statusProbe = null;
+        }
     }
 
     /** SIGKILL: a crash. Returns once the process is gone. */

@@ -59,6 +59,8 @@ public final class KvorumCluster implements AutoCloseable {
         private final int size;
         private Duration requestTimeout = Duration.ofMillis(1000);
         private final Map<String, String> env = new LinkedHashMap<>();
+        private Path tlsDir;
+        private String token;
 
         private Spec(int size) {
             if (size < 1 || size > 9) {
@@ -79,12 +81,38 @@ public final class KvorumCluster implements AutoCloseable {
             return this;
         }
 
+        /**
+         * SPEC §7: every node serves HTTPS and mutual TLS with the certificates of {@code tlsDir}
+         * ({@code ./kvorum certs tlsDir n1 ... nN}: {@code ca.pem}, {@code nI.pem}, {@code nI.key},
+         * readable by the container's user) and asks for {@code token}. The directory is mounted
+         * read-only at {@code /tls} in every container.
+         */
+        public Spec secured(Path tlsDir, String token) {
+            this.tlsDir = tlsDir.toAbsolutePath();
+            this.token = token;
+            return this;
+        }
+
         public int size() {
             return size;
         }
 
         public Duration requestTimeout() {
             return requestTimeout;
+        }
+
+        public boolean isSecured() {
+            return tlsDir != null;
+        }
+
+        /** The directory of {@link #secured}, or null. */
+        public Path tlsDir() {
+            return tlsDir;
+        }
+
+        /** The token of {@link #secured}, or null. */
+        public String token() {
+            return token;
         }
     }
 
@@ -145,6 +173,12 @@ public final class KvorumCluster implements AutoCloseable {
             env.add("KVORUM_NODE_ID=n" + i);
             env.add("KVORUM_REQUEST_TIMEOUT=" + spec.requestTimeout.toMillis());
             spec.env.forEach((k, v) -> env.add(k + "=" + v));
+            if (spec.isSecured()) {
+                env.add("KVORUM_TLS_CERT=" + ClusterNode.TLS_MOUNT + "/n" + i + ".pem");
+                env.add("KVORUM_TLS_KEY=" + ClusterNode.TLS_MOUNT + "/n" + i + ".key");
+                env.add("KVORUM_TLS_CA=" + ClusterNode.TLS_MOUNT + "/ca.pem");
+                env.add("KVORUM_AUTH_TOKEN_FILE=" + ClusterNode.TLS_MOUNT + "/tokens");
+            }
             ClusterNode node = new ClusterNode(docker, this, "n" + i, subnetPrefix + (10 + i), env);
             nodes.add(node);
             node.create();
@@ -293,6 +327,7 @@ public final class KvorumCluster implements AutoCloseable {
         if (!OPEN.remove(this)) {
             return;
         }
+        nodes.forEach(ClusterNode::closeProbe);
         nodes.forEach(ClusterNode::remove);
         for (String net : new String[] {peerNetworkId, frontNetworkId}) {
             if (net != null) {
