@@ -3,7 +3,8 @@
 --   wrk2 -t2 -c64 -d3600s -R10000000 -s preload.lua http://127.0.0.1:8080 -- 2
 -- Argument: the step, which must be the number of threads (-t): thread i writes keys i, i+step,
 -- i+2*step, ... (default 1, right only with -t1).
--- Env: KEYS (default 100000), VALUE_BYTES (default 256), QUERY (extra query, e.g. "&ack=2&from=3").
+-- Env: KEYS (default 100000), VALUE_BYTES (default 256), QUERY (extra query, e.g. "&ack=2&from=3"),
+-- KVORUM_TOKEN_FILE (a bearer token to send, as in lib/kvorum.lua).
 --
 -- Progress on stdout, per thread, every 1000 answers and once when all of its keys are answered:
 --   kvorum-preload <thread> <share> <written> <running|done> [<status>=<count> ...]
@@ -16,6 +17,8 @@ local keys = tonumber(os.getenv("KEYS") or "100000")
 local value = string.rep("v", tonumber(os.getenv("VALUE_BYTES") or "256"))
 local query = os.getenv("QUERY") or ""
 local PROGRESS_EVERY = 1000
+package.path = debug.getinfo(1, "S").source:match("^@?(.-)[^/]*$") .. "lib/?.lua;" .. package.path
+local kv = require("kvorum")
 local threads = {}
 
 function setup(thread)
@@ -42,6 +45,7 @@ function init(args)
   syntax_check_pending = id == 0
   wrk.method = "PUT"
   wrk.body = value
+  kv.authorize()
   if share == 0 then
     report("done")
   end

@@ -8,6 +8,8 @@
 --   ACK, FROM    appended as &ack=A / &from=F, each only when set
 --   SKEW         0 = uniform keys; otherwise the Zipfian theta (YCSB uses 0.99) (default 0)
 --   READ_RATIO   share of GETs in mixed.lua, 0..1                           (default 0.5)
+--   KVORUM_TOKEN_FILE  a file whose first line is a bearer token, sent with every request
+--                (./kvorum perf --token sets it; the token itself never appears in a command line)
 --
 -- Answers: every status is counted per thread in response(); done() sums the threads and prints one
 -- line that tools parse, e.g. "kvorum-status 201=123456 503=12" (statuses in ascending order).
@@ -72,6 +74,18 @@ end
 
 M.env_number = env_number
 
+-- Sends the bearer token of KVORUM_TOKEN_FILE, if set, with every request wrk.format builds.
+function M.authorize()
+  local path = os.getenv("KVORUM_TOKEN_FILE")
+  if path == nil or path == "" then return end
+  local f = io.open(path, "r")
+  if f == nil then error("KVORUM_TOKEN_FILE names a file that cannot be read: " .. path) end
+  local token = f:read("*l")
+  f:close()
+  if token == nil or token == "" then error("KVORUM_TOKEN_FILE holds no token: " .. path) end
+  wrk.headers["Authorization"] = "Bearer " .. token
+end
+
 local threads = {}
 
 -- Defines wrk's callbacks. spec.init(): per-thread set-up after the common one; spec.request(): the
@@ -87,6 +101,7 @@ function M.install(spec)
     M.next_key = M.key_chooser()
     M.query_suffix = M.query()
     M.value = string.rep("v", env_number("VALUE_BYTES", 256))
+    M.authorize()
     if spec.init then spec.init() end
   end
 

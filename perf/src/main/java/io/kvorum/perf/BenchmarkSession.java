@@ -1,5 +1,6 @@
 package io.kvorum.perf;
 
+import io.kvorum.perf.cluster.ClusterSecurity;
 import io.kvorum.perf.cluster.LocalCluster;
 import io.kvorum.perf.load.LoadRunner;
 import io.kvorum.perf.load.LoadSpec;
@@ -37,6 +38,7 @@ final class BenchmarkSession implements AutoCloseable {
     record Profile(String description, List<String> files) {}
 
     private final LoadOptions options;
+    private final ClusterSecurity security;
     private final Path runDir;
     private final LocalCluster cluster;
     private final URI target;
@@ -44,8 +46,10 @@ final class BenchmarkSession implements AutoCloseable {
     private Preloader.Result preload;
     private GcLog.Window lastWindow;
 
-    private BenchmarkSession(LoadOptions options, Path runDir, LocalCluster cluster, URI target, PrintStream log) {
+    private BenchmarkSession(LoadOptions options, ClusterSecurity security, Path runDir, LocalCluster cluster, URI target,
+                             PrintStream log) {
         this.options = options;
+        this.security = security;
         this.runDir = runDir;
         this.cluster = cluster;
         this.target = target;
@@ -53,17 +57,17 @@ final class BenchmarkSession implements AutoCloseable {
     }
 
     /** Starts the cluster (unless --url) and preloads every key of the key space with {@code tool}. */
-    static BenchmarkSession open(LoadOptions options, LoadTool tool, Path scriptDir, Path runDir, PrintStream log)
-            throws IOException, InterruptedException {
+    static BenchmarkSession open(LoadOptions options, ClusterSecurity security, LoadTool tool, Path scriptDir,
+                                 Path runDir, PrintStream log) throws IOException, InterruptedException {
         LocalCluster cluster = null;
         URI target = options.url;
         if (target == null) {
-            log.printf("starting %d node(s) from %s ...%n", options.nodes, options.jar);
+            log.printf("starting %d node(s) from %s (security: %s) ...%n", options.nodes, options.jar, security);
             cluster = LocalCluster.start(new LocalCluster.Spec(options.nodes, options.jar, options.heap,
-                    options.nodeJvmOptions, options.nodeOptions, runDir));
+                    options.nodeJvmOptions, options.nodeOptions, runDir), security);
             target = cluster.coordinator();
         }
-        BenchmarkSession session = new BenchmarkSession(options, runDir, cluster, target, log);
+        BenchmarkSession session = new BenchmarkSession(options, security, runDir, cluster, target, log);
         try {
             log.printf("preloading %,d keys of %d bytes into %s with %s ...%n", options.keys, options.valueBytes, target, tool.name());
             session.preload = new Preloader(tool, scriptDir, log).preload(target, options.keys, options.valueBytes, "",
@@ -74,6 +78,11 @@ final class BenchmarkSession implements AutoCloseable {
             session.close();
             throw e;
         }
+    }
+
+    /** How the cluster is secured, for the tools that talk to it. */
+    ClusterSecurity security() {
+        return security;
     }
 
     URI target() {
@@ -167,10 +176,10 @@ final class BenchmarkSession implements AutoCloseable {
     /** Each node's GET /v0/status body (or the error), n1 first. */
     Map<String, String> statuses() throws InterruptedException {
         Map<String, String> statuses = new LinkedHashMap<>();
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        HttpClient http = security.httpClient().connectTimeout(Duration.ofSeconds(2)).build();
         for (Map.Entry<String, URI> node : nodeUris().entrySet()) {
             try {
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(node.getValue().resolve("/v0/status"))
+                HttpResponse<String> r = http.send(security.authorize(HttpRequest.newBuilder(node.getValue().resolve("/v0/status")))
                         .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
                 statuses.put(node.getKey(), r.statusCode() + " " + r.body().trim());
             } catch (IOException e) {

@@ -85,6 +85,14 @@ final class LoadOptions {
     @Option(names = "--label", description = "Name of this run in reports and compare (default: workload, nodes and rate).")
     String label;
 
+    @Option(names = "--tls", description = "Nodes serve HTTPS and mutual TLS with certificates made for the run "
+            + "(./kvorum certs, in the run folder); every request perf sends is HTTPS.")
+    boolean tls;
+
+    @Option(names = "--token", description = "Nodes ask for a bearer token made for the run (a file in the run folder); "
+            + "every request perf sends carries it.")
+    boolean token;
+
     /** The events of --profile; empty for "none". */
     Set<AsyncProfiler.Event> profileEvents() {
         if (profile.equalsIgnoreCase("none")) {
@@ -105,6 +113,9 @@ final class LoadOptions {
     void validate() {
         if (url != null && !isLoopback(url)) {
             throw new IllegalArgumentException("--url must be http://127.0.0.1:PORT (traffic stays on this machine), not " + url);
+        }
+        if (url != null && (tls || token)) {
+            throw new IllegalArgumentException("--tls and --token secure the cluster perf starts; they do not go with --url");
         }
         if (url == null && nodes < 1) {
             throw new IllegalArgumentException("--nodes must be at least 1");

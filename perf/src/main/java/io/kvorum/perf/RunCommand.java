@@ -1,5 +1,6 @@
 package io.kvorum.perf;
 
+import io.kvorum.perf.cluster.ClusterSecurity;
 import io.kvorum.perf.load.LoadRunner;
 import io.kvorum.perf.load.LoadSpec;
 import io.kvorum.perf.load.LoadTool;
@@ -85,7 +86,7 @@ final class RunCommand implements Callable<Integer> {
         String label = options.label != null ? options.label : options.defaultLabel(saturation ? "saturation" : rate + "rps");
         Path runDir = RunFolder.create(options.out, label);
         String loadBefore = MachineInfo.loadAverage();
-        LoadRunner runner = new LoadRunner(tool.get());
+        LoadRunner runner;
         LoadSpec loadSpec;
         WrkOutput output;
         List<BenchmarkSession.Profile> profiles = new ArrayList<>();
@@ -96,14 +97,18 @@ final class RunCommand implements Callable<Integer> {
         Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
         Preloader.Result preload;
         ScrapeLog scrapes;
-        try (BenchmarkSession session = BenchmarkSession.open(options, tool.get(), scriptDir, runDir, err)) {
+        ClusterSecurity security = ClusterSecurity.create(runDir, options.tls, options.token, Path.of("kvorum").toAbsolutePath());
+        LoadTool secured = tool.get().withEnvironment(security.toolEnvironment());
+        runner = new LoadRunner(secured);
+        try (BenchmarkSession session = BenchmarkSession.open(options, security, secured, scriptDir, runDir, err)) {
             loadSpec = options.loadSpec(session.target(), scriptDir, saturation ? 0 : rate, options.duration);
             session.warmUp(runner, loadSpec);
             if (scrapeInterval.isZero()) {
                 output = session.measure(runner, loadSpec, runDir.resolve("wrk.txt"), options.profileEvents(), profiles);
                 scrapes = ScrapeLog.NONE;
             } else {
-                try (MetricsScraper scraper = MetricsScraper.start(session.nodeUris(), scrapeInterval, SCRAPE_TIMEOUT)) {
+                try (MetricsScraper scraper = MetricsScraper.start(session.nodeUris(), scrapeInterval, SCRAPE_TIMEOUT,
+                        session.security())) {
                     output = session.measure(runner, loadSpec, runDir.resolve("wrk.txt"), options.profileEvents(), profiles);
                     scrapes = scraper.stop();
                 }

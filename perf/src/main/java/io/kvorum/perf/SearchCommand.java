@@ -1,5 +1,6 @@
 package io.kvorum.perf;
 
+import io.kvorum.perf.cluster.ClusterSecurity;
 import io.kvorum.perf.load.LoadRunner;
 import io.kvorum.perf.load.LoadSpec;
 import io.kvorum.perf.load.LoadTool;
@@ -83,7 +84,7 @@ final class SearchCommand implements Callable<Integer> {
         String label = options.label != null ? options.label : options.defaultLabel("search");
         Path runDir = RunFolder.create(options.out, label);
         String loadBefore = MachineInfo.loadAverage();
-        LoadRunner runner = new LoadRunner(tool.get());
+        LoadRunner runner;
         RateSearch search = new RateSearch(p99Bound.toNanos() / 1e6, maxRate, maxSteps);
         Map<Integer, WrkOutput> outputs = new HashMap<>();
         Map<Integer, GcLog.Window> windows = new HashMap<>();
@@ -97,7 +98,10 @@ final class SearchCommand implements Callable<Integer> {
         GcLog.Window window;
         Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
         Preloader.Result preload;
-        try (BenchmarkSession session = BenchmarkSession.open(options, tool.get(), scriptDir, runDir, err)) {
+        ClusterSecurity security = ClusterSecurity.create(runDir, options.tls, options.token, Path.of("kvorum").toAbsolutePath());
+        LoadTool secured = tool.get().withEnvironment(security.toolEnvironment());
+        runner = new LoadRunner(secured);
+        try (BenchmarkSession session = BenchmarkSession.open(options, security, secured, scriptDir, runDir, err)) {
             LoadSpec base = options.loadSpec(session.target(), scriptDir, 1, stepDuration);
             int first = firstRate > 0 ? firstRate : Math.max(1, maxRate / 2);
             // Warm up gently: at the first probe rate an overloaded node would spend the warm-up queueing.

@@ -2,9 +2,13 @@ package io.kvorum.perf.cluster;
 
 import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
+import io.kvorum.testkit.Readiness;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -63,12 +67,14 @@ public final class LocalCluster implements AutoCloseable {
 
     private final List<Node> nodes;
     private final Path dataRoot;
+    private final ClusterSecurity security;
     private final Thread shutdownHook;
     private boolean closed;
 
-    private LocalCluster(List<Node> nodes, Path dataRoot) {
+    private LocalCluster(List<Node> nodes, Path dataRoot, ClusterSecurity security) {
         this.nodes = nodes;
         this.dataRoot = dataRoot;
+        this.security = security;
         this.shutdownHook = new Thread(this::stopAll, "local-cluster-shutdown");
     }
 
@@ -79,6 +85,14 @@ public final class LocalCluster implements AutoCloseable {
      *                     holds the tail of that node's log. Every node started is stopped first.
      */
     public static LocalCluster start(Spec spec) throws IOException, InterruptedException {
+        return start(spec, ClusterSecurity.none());
+    }
+
+    /**
+     * {@link #start(Spec)} with the nodes secured as {@code security} says (its node options are
+     * added to the spec's); readiness and {@link #httpUris} then use its scheme.
+     */
+    public static LocalCluster start(Spec spec, ClusterSecurity security) throws IOException, InterruptedException {
         if (!Files.isRegularFile(spec.jar())) {
             throw new IOException("node jar not found: " + spec.jar() + " (build it with ./kvorum run, or mvn -pl node -am package)");
         }
@@ -91,12 +105,12 @@ public final class LocalCluster implements AutoCloseable {
         }
         String topology = String.join(",", members);
         List<Node> started = new ArrayList<>();
-        LocalCluster cluster = new LocalCluster(started, dataRoot);
+        LocalCluster cluster = new LocalCluster(started, dataRoot, security);
         Runtime.getRuntime().addShutdownHook(cluster.shutdownHook);
         try {
             for (int i = 0; i < spec.nodes(); i++) {
                 String id = id(i);
-                NodeJvm jvm = launch(spec, id, topology, dataRoot.resolve(id)).start();
+                NodeJvm jvm = launch(spec, id, topology, dataRoot.resolve(id)).args(security.nodeOptions()).start();
                 started.add(new Node(id, ports[2 * i], jvm));
             }
             cluster.awaitReady();
@@ -138,7 +152,11 @@ public final class LocalCluster implements AutoCloseable {
         for (Node node : nodes) {
             Duration left = Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
             try {
-                node.jvm().awaitReady(node.httpPort(), left);
+                if (security.tls()) {
+                    awaitHttps(node, left);
+                } else {
+                    node.jvm().awaitReady(node.httpPort(), left);
+                }
             } catch (AssertionError notReady) {
                 // NodeJvm fails a wait as a test fails; the perf commands report an IOException
                 if (Thread.interrupted()) {
@@ -149,13 +167,38 @@ public final class LocalCluster implements AutoCloseable {
         }
     }
 
-    private static URI uri(Node node) {
-        return NodeJvm.loopbackUri(node.httpPort());
+    /** Polls the node's {@code GET /v0/status} over HTTPS, trusting the run's CA, until it answers 200. */
+    private void awaitHttps(Node node, Duration bound) throws InterruptedException {
+        HttpClient http = security.httpClient().connectTimeout(Duration.ofSeconds(2)).build();
+        URI status = uri(node).resolve("/v0/status");
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (true) {
+            if (!node.jvm().isAlive()) {
+                throw new AssertionError(node.id() + " exited before it was ready\n" + node.jvm().describe());
+            }
+            try {
+                if (http.send(HttpRequest.newBuilder(status).timeout(Duration.ofSeconds(2)).build(),
+                        HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException e) {
+                // not listening yet
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(node.id() + " did not answer " + status + " with 200 within "
+                        + bound.toSeconds() + " s\n" + node.jvm().describe());
+            }
+            Thread.sleep(Readiness.POLL_INTERVAL.toMillis()); // the poll interval of a bounded wait
+        }
+    }
+
+    private URI uri(Node node) {
+        return URI.create(security.scheme() + "://127.0.0.1:" + node.httpPort());
     }
 
     /** The HTTP base URI of each node, n1 first. */
     public List<URI> httpUris() {
-        return nodes.stream().map(LocalCluster::uri).toList();
+        return nodes.stream().map(this::uri).toList();
     }
 
     /** n1, the node the load is sent to (and the one profiled). */

@@ -29,6 +29,7 @@ public final class LoadRunner {
         ProcessBuilder builder = new ProcessBuilder(spec.command(tool)).redirectErrorStream(true)
                 .redirectOutput(outputFile.toFile());
         builder.environment().putAll(spec.environment());
+        builder.environment().putAll(tool.environment());
         Process process = builder.start();
         try {
             if (!process.waitFor(spec.duration().toSeconds() + 60, TimeUnit.SECONDS)) {

@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
  * Debian's wrk for closed-loop saturation runs. Found by {@link #findWrk2} / {@link #findWrk} and
  * recognised by its usage listing, since both are called "wrk" by their builds.
  */
-public record LoadTool(Path binary, boolean fixedRate) {
+public record LoadTool(Path binary, boolean fixedRate, Map<String, String> environment) {
 
     public static final String WRK2_MISSING =
             "wrk2 is not packaged; build giltene/wrk2 and put it on PATH or in WRK2";
@@ -30,6 +30,22 @@ public record LoadTool(Path binary, boolean fixedRate) {
     /** Closed-loop wrk ("wrk" on PATH). */
     public static Optional<LoadTool> findWrk(Map<String, String> env) {
         return onPath(env, "wrk").map(p -> new LoadTool(p, false));
+    }
+
+    /** @param environment variables every run of the tool gets on top of its spec's (e.g. where the token is) */
+    public LoadTool {
+        environment = Map.copyOf(environment);
+    }
+
+    public LoadTool(Path binary, boolean fixedRate) {
+        this(binary, fixedRate, Map.of());
+    }
+
+    /** This tool, whose runs also get {@code more} in their environment. */
+    public LoadTool withEnvironment(Map<String, String> more) {
+        Map<String, String> all = new java.util.HashMap<>(environment);
+        all.putAll(more);
+        return new LoadTool(binary, fixedRate, all);
     }
 
     public String name() {

@@ -116,6 +116,7 @@ public final class Preloader {
 
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().putAll(env);
+        builder.environment().putAll(tool.environment());
         PreloadProgress progress = new PreloadProgress(threads(keys), keys);
         long start = System.nanoTime();
         AtomicLong lastLine = new AtomicLong(start);

@@ -1,5 +1,6 @@
 package io.kvorum.perf.metrics;
 
+import io.kvorum.perf.cluster.ClusterSecurity;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,17 +31,19 @@ public final class MetricsScraper implements AutoCloseable {
 
     private final Map<String, URI> nodes;
     private final HttpClient http;
+    private final ClusterSecurity security;
     private final Duration interval;
     private final Duration timeout;
     private final ScheduledExecutorService thread;
     private final Map<String, List<Scrape>> scrapes = new LinkedHashMap<>();
     private final Map<String, String> problems = new LinkedHashMap<>();
 
-    private MetricsScraper(Map<String, URI> nodes, Duration interval, Duration timeout) {
+    private MetricsScraper(Map<String, URI> nodes, Duration interval, Duration timeout, ClusterSecurity security) {
         this.nodes = new LinkedHashMap<>(nodes);
         this.interval = interval;
         this.timeout = timeout;
-        this.http = HttpClient.newBuilder().connectTimeout(timeout).build();
+        this.security = security;
+        this.http = security.httpClient().connectTimeout(timeout).build();
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "metrics-scrape");
             t.setDaemon(true);
@@ -54,7 +57,13 @@ public final class MetricsScraper implements AutoCloseable {
      * {@code interval}, the first time at once, waiting at most {@code timeout} for each answer.
      */
     public static MetricsScraper start(Map<String, URI> nodes, Duration interval, Duration timeout) {
-        MetricsScraper scraper = new MetricsScraper(nodes, interval, timeout);
+        return start(nodes, interval, timeout, ClusterSecurity.none());
+    }
+
+    /** {@link #start(Map, Duration, Duration)} of nodes secured as {@code security} says (HTTPS, a token). */
+    public static MetricsScraper start(Map<String, URI> nodes, Duration interval, Duration timeout,
+                                       ClusterSecurity security) {
+        MetricsScraper scraper = new MetricsScraper(nodes, interval, timeout, security);
         scraper.thread.scheduleAtFixedRate(scraper::scrapeAll, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
         return scraper;
     }
@@ -81,7 +90,7 @@ public final class MetricsScraper implements AutoCloseable {
     private void scrapeAll() {
         nodes.forEach((id, base) -> {
             try {
-                HttpResponse<String> answer = http.send(HttpRequest.newBuilder(base.resolve("/metrics")).timeout(timeout).build(),
+                HttpResponse<String> answer = http.send(security.authorize(HttpRequest.newBuilder(base.resolve("/metrics"))).timeout(timeout).build(),
                         HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
                 if (answer.statusCode() != 200) {
                     noteProblem(id, "GET /metrics answered " + answer.statusCode());

@@ -52,7 +52,8 @@ import site.ycsb.Status;
  * <p>Properties: {@code kvorum.urls} (required: comma-separated node URLs; each instance, that is
  * each YCSB client thread, uses the next one in turn), {@code kvorum.ack} and {@code kvorum.from}
  * (optional; the node's defaults otherwise), {@code kvorum.timeout.ms} (per request, default
- * 10000). The {@link KvorumClient}s are shared by every instance of the process
+ * 10000), {@code kvorum.ca} and {@code kvorum.token.file} for a secured cluster ({@link ClientSecurity}).
+ * The {@link KvorumClient}s are shared by every instance of the process
  * ({@link SharedClients}).
  */
 public class KvorumDB extends DB {
@@ -80,7 +81,7 @@ public class KvorumDB extends DB {
                     .map(URI::create).toList();
             options = Options.quorum(intProperty(p, ACK, 0), intProperty(p, FROM, 0));
             Duration timeout = Duration.ofMillis(intProperty(p, TIMEOUT_MS, (int) DEFAULT_TIMEOUT_MS));
-            client = SharedClients.acquire(uris, timeout);
+            client = SharedClients.acquire(uris, timeout, ClientSecurity.from(p));
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new DBException("kvorum: " + e.getMessage(), e);
         }

@@ -27,11 +27,12 @@ final class QuorumProbe {
      *
      * @throws TimeoutException naming the node and its last failure when {@code within} passes first
      */
-    static void await(List<URI> urls, Options options, Duration within) throws TimeoutException, InterruptedException {
+    static void await(List<URI> urls, Options options, Duration within, ClientSecurity security)
+            throws TimeoutException, InterruptedException {
         long deadline = System.nanoTime() + within.toNanos();
         for (URI url : urls) {
             String key = "kvorum-perf-ycsb-probe:" + url.getPort();
-            try (KvorumClient client = KvorumClient.create(url, Duration.ofSeconds(5))) {
+            try (KvorumClient client = security.client(url, Duration.ofSeconds(5))) {
                 String last = null;
                 while (true) {
                     try {

@@ -22,23 +22,30 @@ final class SharedClients {
 
     private final List<URI> urls;
     private final Duration timeout;
+    private final ClientSecurity security;
     private final List<KvorumClient> clients;
     private final AtomicInteger nextUrl = new AtomicInteger();
 
-    private SharedClients(List<URI> urls, Duration timeout) {
+    private SharedClients(List<URI> urls, Duration timeout, ClientSecurity security) {
         this.urls = List.copyOf(urls);
         this.timeout = timeout;
-        this.clients = urls.stream().map(u -> KvorumClient.create(u, timeout)).toList();
+        this.security = security;
+        this.clients = urls.stream().map(u -> security.client(u, timeout)).toList();
     }
 
     /** One client of the shared set, the next URL in turn; pair every call with {@link #release}. */
     static synchronized KvorumClient acquire(List<URI> urls, Duration timeout) {
+        return acquire(urls, timeout, ClientSecurity.NONE);
+    }
+
+    /** {@link #acquire(List, Duration)} of clients that reach the nodes as {@code security} says. */
+    static synchronized KvorumClient acquire(List<URI> urls, Duration timeout, ClientSecurity security) {
         if (urls.isEmpty()) {
             throw new IllegalArgumentException("no node URL given");
         }
         if (current == null) {
-            current = new SharedClients(urls, timeout);
-        } else if (!current.urls.equals(urls) || !current.timeout.equals(timeout)) {
+            current = new SharedClients(urls, timeout, security);
+        } else if (!current.urls.equals(urls) || !current.timeout.equals(timeout) || !current.security.equals(security)) {
             throw new IllegalStateException("clients for " + current.urls + " (timeout " + current.timeout
                     + ") are in use; cannot also use " + urls + " (timeout " + timeout + ") in this process");
         }

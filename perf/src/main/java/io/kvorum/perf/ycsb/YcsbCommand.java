@@ -1,6 +1,7 @@
 package io.kvorum.perf.ycsb;
 
 import io.kvorum.client.KvorumClient;
+import io.kvorum.perf.cluster.ClusterSecurity;
 import io.kvorum.perf.cluster.LocalCluster;
 import io.kvorum.perf.report.GitInfo;
 import io.kvorum.perf.report.MachineInfo;
@@ -94,6 +95,14 @@ public final class YcsbCommand implements Callable<Integer> {
     @Option(names = "--out", description = "Run folder (default: perf/runs/<yyyyMMdd-HHmmss>-ycsb).")
     Path out;
 
+    @Option(names = "--tls", description = "The local cluster serves HTTPS and mutual TLS with certificates made for "
+            + "the run; the binding trusts their CA (kvorum.ca).")
+    boolean tls;
+
+    @Option(names = "--token", description = "The local cluster asks for a bearer token made for the run; the binding "
+            + "sends it (kvorum.token.file).")
+    boolean token;
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -106,6 +115,9 @@ public final class YcsbCommand implements Callable<Integer> {
             chosen = Workload.parseList(workloads);
             given = url != null ? loopbackUrls(url) : List.of();
             validate(chosen);
+            if (url != null && (tls || token)) {
+                throw new IllegalArgumentException("--tls and --token secure the cluster ycsb starts; they do not go with --url");
+            }
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
@@ -125,12 +137,15 @@ public final class YcsbCommand implements Callable<Integer> {
         List<URI> urls;
         LocalCluster cluster = null;
         ChildProcesses children = new ChildProcesses();
+        ClusterSecurity security = ClusterSecurity.create(runDir, tls, token, Path.of("kvorum").toAbsolutePath());
+        ClientSecurity clientSecurity = new ClientSecurity(security.caFile(), security.tokenFile());
         try {
             if (given.isEmpty()) {
                 err.printf("ycsb: starting %d node(s) from %s (logs in %s) ...%n", nodes, jar, runDir);
                 err.flush();
                 try {
-                    cluster = LocalCluster.start(new LocalCluster.Spec(nodes, jar, heap, List.of(), List.of(), runDir));
+                    cluster = LocalCluster.start(new LocalCluster.Spec(nodes, jar, heap, List.of(), List.of(), runDir),
+                            security);
                 } catch (IOException e) {
                     err.println("ycsb: could not start the cluster: " + e.getMessage());
                     return 1;
@@ -145,6 +160,7 @@ public final class YcsbCommand implements Callable<Integer> {
             }
             Map<String, String> common = new LinkedHashMap<>();
             common.put(KvorumDB.URLS, join(urls));
+            common.putAll(clientSecurity.properties());
             if (ack != null) {
                 common.put(KvorumDB.ACK, ack.toString());
             }
@@ -154,7 +170,7 @@ public final class YcsbCommand implements Callable<Integer> {
 
             try {
                 QuorumProbe.await(urls, KvorumClient.Options.quorum(ack != null ? ack : 0, from != null ? from : 0),
-                        WRITABLE_WITHIN);
+                        WRITABLE_WITHIN, clientSecurity);
             } catch (TimeoutException e) {
                 err.println("ycsb: " + e.getMessage());
                 return 1;
