@@ -5,13 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.RetryPolicy;
 import io.kvorum.client.UnauthorizedException;
-import java.io.InputStream;
+import io.kvorum.testkit.KvorumCerts;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -37,7 +36,7 @@ class SecureClusterIT {
 
     @Test
     void aSecuredClusterServesQuorumRequestsAndARestartedNodeRejoins() throws Exception {
-        Path pki = certificates(tmp.resolve("pki"), "n1", "n2", "n3");
+        Path pki = KvorumCerts.make(tmp.resolve("pki"), "n1", "n2", "n3");
         String token = "it-" + UUID.randomUUID();
         Files.writeString(pki.resolve("tokens"), token + "\n");
         readableByTheContainer(pki);
@@ -80,27 +79,6 @@ class SecureClusterIT {
 
     private static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    /** {@code ./kvorum certs dir ids...}, as the README tells operators. */
-    private static Path certificates(Path dir, String... ids) throws Exception {
-        Path script = null;
-        for (Path d = Path.of("").toAbsolutePath(); d != null && script == null; d = d.getParent()) {
-            if (Files.isRegularFile(d.resolve("kvorum")) && Files.isDirectory(d.resolve("it-tests"))) {
-                script = d.resolve("kvorum");
-            }
-        }
-        assertThat(script).as("./kvorum above " + Path.of("").toAbsolutePath()).isNotNull();
-        List<String> command = new java.util.ArrayList<>(List.of(script.toString(), "certs", dir.toString()));
-        command.addAll(List.of(ids));
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out;
-        try (InputStream in = p.getInputStream()) {
-            out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(out).isZero();
-        return dir;
     }
 
     /** The node runs as uid 10001: the test's key files (0600, root) must be readable to it in this throwaway copy. */

@@ -98,7 +98,7 @@ final class SearchCommand implements Callable<Integer> {
         GcLog.Window window;
         Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
         Preloader.Result preload;
-        ClusterSecurity security = ClusterSecurity.create(runDir, options.tls, options.token, Path.of("kvorum").toAbsolutePath());
+        ClusterSecurity security = ClusterSecurity.create(runDir, options.tls, options.token);
         LoadTool secured = tool.get().withEnvironment(security.toolEnvironment());
         runner = new LoadRunner(secured);
         try (BenchmarkSession session = BenchmarkSession.open(options, security, secured, scriptDir, runDir, err)) {

@@ -3,15 +3,11 @@ package io.kvorum.node.process;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.TrustedCa;
+import io.kvorum.testkit.KvorumCerts;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 
 /**
@@ -25,16 +21,7 @@ final class Certificates {
 
     /** Runs {@code ./kvorum certs dir ids...}: {@code dir/ca.pem}, and {@code dir/ID.pem} + {@code dir/ID.key} per id. */
     static Path make(Path dir, String... ids) throws IOException, InterruptedException {
-        Path script = repositoryRoot().resolve("kvorum");
-        List<String> command = new ArrayList<>(List.of(script.toString(), "certs", dir.toString()));
-        command.addAll(List.of(ids));
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output;
-        try (InputStream in = p.getInputStream()) {
-            output = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("./kvorum certs ended").isTrue();
-        assertThat(p.exitValue()).as("./kvorum certs: %s", output).isZero();
+        KvorumCerts.make(dir, ids);
         for (String id : ids) {
             assertThat(dir.resolve(id + ".pem")).isRegularFile();
             assertThat(dir.resolve(id + ".key")).isRegularFile();
@@ -51,14 +38,5 @@ final class Certificates {
     static List<String> flags(Path dir, String id, Path caDir) {
         return List.of("--tls-cert", dir.resolve(id + ".pem").toString(), "--tls-key", dir.resolve(id + ".key").toString(),
                 "--tls-ca", caDir.resolve("ca.pem").toString());
-    }
-
-    private static Path repositoryRoot() {
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            if (Files.isRegularFile(dir.resolve("kvorum")) && Files.isDirectory(dir.resolve("node"))) {
-                return dir;
-            }
-        }
-        throw new AssertionError("no ./kvorum above " + Path.of("").toAbsolutePath());
     }
 }

@@ -102,12 +102,17 @@ class SecurityIT {
     }
 
     private void awaitReady(NodeJvm node, int index, boolean tls) {
-        URI status = URI.create((tls ? "https" : "http") + "://127.0.0.1:" + ports[2 * index] + "/v0/status");
+        awaitReady(node, URI.create((tls ? "https" : "http") + "://127.0.0.1:" + ports[2 * index] + "/v0/status"),
+                tls ? https : HttpClient.newHttpClient());
+    }
+
+    /** Polls {@code status} with {@code client} until it answers 200, failing at once if the node exits. */
+    private static void awaitReady(NodeJvm node, URI status, HttpClient client) {
         Await.until(node.name() + " ready", READY, () -> {
             assertThat(node.isAlive()).as("%s is running\n%s", node.name(), node.describe()).isTrue();
             try {
-                return (tls ? https : HttpClient.newHttpClient()).send(HttpRequest.newBuilder(status).build(),
-                        HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+                return client.send(HttpRequest.newBuilder(status).build(), HttpResponse.BodyHandlers.discarding())
+                        .statusCode() == 200;
             } catch (IOException e) {
                 return false;
             } catch (InterruptedException e) {
@@ -300,19 +305,8 @@ class SecurityIT {
 
     /** Readiness of a node whose certificate the cluster's CA did not sign. */
     private void awaitReadyTrusting(NodeJvm node, int index, Path ownCa) throws Exception {
-        HttpClient own = HttpClient.newBuilder().sslContext(Certificates.trusting(ownCa)).build();
-        URI status = URI.create("https://127.0.0.1:" + ports[2 * index] + "/v0/status");
-        Await.until(node.name() + " ready", READY, () -> {
-            try {
-                return own.send(HttpRequest.newBuilder(status).build(), HttpResponse.BodyHandlers.discarding())
-                        .statusCode() == 200;
-            } catch (IOException e) {
-                return false;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }, node::describe);
+        awaitReady(node, URI.create("https://127.0.0.1:" + ports[2 * index] + "/v0/status"),
+                HttpClient.newBuilder().sslContext(Certificates.trusting(ownCa)).build());
     }
 
     /**

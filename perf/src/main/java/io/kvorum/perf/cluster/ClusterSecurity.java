@@ -1,11 +1,10 @@
 package io.kvorum.perf.cluster;
 
 import io.kvorum.client.TrustedCa;
+import io.kvorum.testkit.KvorumCerts;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
@@ -14,7 +13,6 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * What a measured cluster asks of its clients (SPEC §7), for {@code --tls} and {@code --token}: a
@@ -49,9 +47,8 @@ public final class ClusterSecurity {
     /**
      * Makes what {@code tls} and {@code token} ask for under {@code runDir/security}.
      *
-     * @param kvorumScript the repository's {@code kvorum}, whose {@code certs} command makes the certificates
      */
-    public static ClusterSecurity create(Path runDir, boolean tls, boolean token, Path kvorumScript)
+    public static ClusterSecurity create(Path runDir, boolean tls, boolean token)
             throws IOException, InterruptedException {
         if (!tls && !token) {
             return none();
@@ -60,7 +57,7 @@ public final class ClusterSecurity {
         Path certificates = null;
         if (tls) {
             certificates = dir.resolve("pki");
-            makeCertificates(kvorumScript, certificates);
+            KvorumCerts.make(certificates, NODE);
         }
         Path tokenFile = null;
         String secret = null;
@@ -71,19 +68,6 @@ public final class ClusterSecurity {
             tokenFile = Files.writeString(dir.resolve("tokens"), secret + "\n");
         }
         return new ClusterSecurity(certificates, tokenFile, secret);
-    }
-
-    private static void makeCertificates(Path kvorumScript, Path dir) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(kvorumScript.toString(), "certs", dir.toString(), NODE).redirectErrorStream(true)
-                .start();
-        String out;
-        try (InputStream in = p.getInputStream()) {
-            out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            p.destroyForcibly();
-            throw new IOException("./kvorum certs failed: " + out.trim());
-        }
     }
 
     public boolean tls() {

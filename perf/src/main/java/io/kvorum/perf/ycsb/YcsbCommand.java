@@ -137,7 +137,7 @@ public final class YcsbCommand implements Callable<Integer> {
         List<URI> urls;
         LocalCluster cluster = null;
         ChildProcesses children = new ChildProcesses();
-        ClusterSecurity security = ClusterSecurity.create(runDir, tls, token, Path.of("kvorum").toAbsolutePath());
+        ClusterSecurity security = ClusterSecurity.create(runDir, tls, token);
         ClientSecurity clientSecurity = new ClientSecurity(security.caFile(), security.tokenFile());
         try {
             if (given.isEmpty()) {

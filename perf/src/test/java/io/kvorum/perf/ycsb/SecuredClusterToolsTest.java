@@ -45,7 +45,7 @@ class SecuredClusterToolsTest {
 
     @BeforeAll
     static void startSecuredNode() throws Exception {
-        security = ClusterSecurity.create(runDir, true, true, repositoryRoot().resolve("kvorum"));
+        security = ClusterSecurity.create(runDir, true, true);
         Map<NodeOption, String> raw = new EnumMap<>(NodeOption.class);
         raw.put(NodeOption.DATA_DIR, runDir.resolve("data").toString());
         raw.put(NodeOption.BIND, "127.0.0.1");
@@ -124,14 +124,5 @@ class SecuredClusterToolsTest {
         db.setProperties(p);
         db.init();
         return db;
-    }
-
-    private static Path repositoryRoot() {
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            if (Files.isRegularFile(dir.resolve("kvorum")) && Files.isDirectory(dir.resolve("perf"))) {
-                return dir;
-            }
-        }
-        throw new AssertionError("no ./kvorum above " + Path.of("").toAbsolutePath());
     }
 }
