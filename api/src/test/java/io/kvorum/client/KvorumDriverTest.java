@@ -302,9 +302,11 @@ class KvorumDriverTest {
     }
 
     @Test
-    void aBuilderNeedsAnHttpEndpointWithoutPath() {
+    void aBuilderNeedsAnHttpOrHttpsEndpointWithoutPath() {
         assertThatThrownBy(() -> KvorumClient.builder().build()).isInstanceOf(IllegalStateException.class);
-        assertThatThrownBy(() -> KvorumClient.builder().endpoints(URI.create("https://h:1")))
+        assertThatThrownBy(() -> KvorumClient.builder().endpoints(URI.create("ftp://h:1")))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> KvorumClient.builder().endpoints(URI.create("https://h:1/v0")))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> KvorumClient.builder().endpoints(URI.create("http://h:1/v0")))
                 .isInstanceOf(IllegalArgumentException.class);
