@@ -124,6 +124,14 @@ public final class LocalCluster implements AutoCloseable {
         }
     }
 
+    /** The collector nodes run with unless their JVM options name one. */
+    static final String DEFAULT_COLLECTOR = "-XX:+UseZGC";
+
+    /** Whether the flags select a garbage collector ({@code -XX:+UseG1GC}, {@code -XX:+UseZGC}, ...). */
+    static boolean choosesCollector(List<String> jvmOptions) {
+        return jvmOptions.stream().anyMatch(o -> o.matches("-XX:\\+Use[A-Za-z0-9]*GC"));
+    }
+
     private static String id(int index) {
         return "n" + (index + 1);
     }
@@ -134,6 +142,8 @@ public final class LocalCluster implements AutoCloseable {
                 // Touches the whole heap at start: otherwise the kernel zeroes fresh heap pages during the
                 // measured run (6% of n1's CPU in one profile) and the run measures the heap's growth.
                 .jvmOptions("-XX:+AlwaysPreTouch")
+                // ZGC, as ./kvorum run, unless --node-jvm-opt picks another collector (perf/README.md, "GC").
+                .jvmOptions(choosesCollector(spec.jvmOptions()) ? List.of() : List.of(DEFAULT_COLLECTOR))
                 // Lets async-profiler attribute samples to the exact frame, not the nearest safepoint.
                 .jvmOptions("-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints")
                 // time: wall-clock instant of each line, so the report can keep the pauses of the measured run.

@@ -85,4 +85,12 @@ class LocalClusterTest {
         LocalCluster.Spec spec = new LocalCluster.Spec(1, runDir.resolve("nope.jar"), "64m", List.of(), List.of(), runDir);
         assertThatThrownBy(() -> LocalCluster.start(spec)).isInstanceOf(IOException.class).hasMessageContaining("node jar not found");
     }
+
+    @Test
+    void nodesRunZgcUnlessTheirOptionsChooseACollector() {
+        assertThat(LocalCluster.choosesCollector(List.of("-XX:+AlwaysPreTouch", "-Xmx1g"))).isFalse();
+        assertThat(LocalCluster.choosesCollector(List.of("-XX:+UseG1GC"))).isTrue();
+        assertThat(LocalCluster.choosesCollector(List.of("-XX:+UseZGC", "-XX:+ZGenerational"))).isTrue();
+        assertThat(LocalCluster.choosesCollector(List.of("-XX:+UseSerialGC"))).isTrue();
+    }
 }
