@@ -5,6 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
@@ -26,11 +30,11 @@ class NodeImageIT {
     final ClusterExtension clusters = new ClusterExtension();
 
     @Test
-    void theImageIsSmallStartsInSecondsAndFollowsItsEnvironment() {
+    void theImageIsSmallStartsInSecondsAndFollowsItsEnvironment() throws Exception {
         long size = Docker.client().inspectImageCmd(NodeImage.name()).exec().getSize();
         assertThat(size).as("image size in bytes").isLessThan(MAX_IMAGE_BYTES);
 
-        KvorumCluster cluster = clusters.start(KvorumCluster.withNodes(1).env("KVORUM_MAX_VALUE_BYTES", "1024"));
+        KvorumCluster cluster = clusters.start(KvorumCluster.withNodes(1).env("KVORUM_MAX_VALUE_BYTES", "1024").imageJvm());
         ClusterNode node = cluster.node("n1");
         assertThat(node.inspect().getConfig().getUser()).as("the user the node runs as").isEqualTo("10001:10001");
 
@@ -38,6 +42,10 @@ class NodeImageIT {
         kv.put("small", new byte[1024]).join();
         assertThatThrownBy(() -> kv.put("large", new byte[1025]).join()).isInstanceOf(CompletionException.class)
                 .cause().isInstanceOf(KvorumException.class).hasMessageContaining("413");
+
+        HttpResponse<String> metrics = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create(node.uri() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(metrics.body()).as("the image's collector, ZGC (its heap pool is ZHeap)").contains("ZHeap");
 
         Await.until("the HEALTHCHECK to report healthy", Duration.ofSeconds(60), () -> node.health().equals("healthy"),
                 () -> "health: " + node.health());
