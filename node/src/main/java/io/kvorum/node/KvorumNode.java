@@ -1,22 +1,28 @@
 package io.kvorum.node;
 
-import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.antientropy.AntiEntropyService;
 import io.kvorum.node.antientropy.RepairStorage;
 import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.ClusterMembership;
 import io.kvorum.node.cluster.InvalidTopologyException;
 import io.kvorum.node.cluster.Membership;
+import io.kvorum.node.cluster.MembershipChange;
+import io.kvorum.node.cluster.MembershipChangeException;
 import io.kvorum.node.cluster.MembershipStore;
-import io.kvorum.node.cluster.Placement;
+import io.kvorum.node.cluster.PlacementPlan;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.Tuning;
 import io.kvorum.node.coordinator.ClusterRangeSource;
 import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.coordinator.LocalReplica;
 import io.kvorum.node.coordinator.RangeSource;
-import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.http.HttpGateway;
 import io.kvorum.node.http.NodeStatus;
+import io.kvorum.node.membership.Cleanup;
+import io.kvorum.node.membership.MoveProgress;
+import io.kvorum.node.membership.JoinStream;
+import io.kvorum.node.membership.LeaveStream;
+import io.kvorum.node.membership.MembershipAdmin;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.security.BearerTokens;
 import io.kvorum.node.security.Security;
@@ -28,6 +34,7 @@ import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.transport.PeerTransport;
 import io.kvorum.node.transport.grpc.GrpcTransport;
+import io.kvorum.node.util.Failures;
 import io.kvorum.node.util.NodeThreads;
 import io.kvorum.node.util.WheelRequestTimer;
 import java.io.IOException;
@@ -38,11 +45,14 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,7 +106,9 @@ public final class KvorumNode implements AutoCloseable {
      */
     public static KvorumNode start(NodeConfig config, int httpPort, Clock clock, PeerTransport.Factory transports)
             throws StartupException {
-        Membership membership = storedMembership(config);
+        Membership stored = storedMembership(config);
+        boolean joining = stored == null;
+        Membership membership = joining ? config.seedMembership() : stored;
         NodeConfig member;
         try {
             member = config.withMembership(membership);
@@ -105,7 +117,7 @@ public final class KvorumNode implements AutoCloseable {
         }
         Lifecycle parts = new Lifecycle();
         try {
-            return new KvorumNode(member, parts, wire(member, membership, httpPort, clock, transports, parts));
+            return new KvorumNode(member, parts, wire(member, membership, joining, httpPort, clock, transports, parts));
         } catch (StartupException | RuntimeException e) {
             parts.stop(false);
             throw e;
@@ -113,7 +125,7 @@ public final class KvorumNode implements AutoCloseable {
     }
 
     /** Creates and starts every part, adding each to {@code parts}; returns the HTTP address. */
-    private static InetSocketAddress wire(NodeConfig config, Membership stored, int httpPort, Clock clock,
+    private static InetSocketAddress wire(NodeConfig config, Membership stored, boolean joining, int httpPort, Clock clock,
                                           PeerTransport.Factory transports, Lifecycle parts) throws StartupException {
         Tuning tuning = config.tuning();
         NodeMetrics metrics = new NodeMetrics(config.self().id(), config.topology().members().stream().map(ClusterMember::id).toList(),
@@ -131,39 +143,63 @@ public final class KvorumNode implements AutoCloseable {
         LocalReplica local = new LocalReplica(selfId, storage, hlc);
         RangeSource localRange = (start, end) ->
                 new LocalEntryStream(storage, start, end, tuning.rangeBatchEntries(), tuning.rangeBatchBytes());
-        AntiEntropyService antiEntropy = new AntiEntropyService(selfId, config.topology(), config.replicationFactor(),
+        ExecutorService membershipThread = NodeThreads.singleExecutor("membership");
+        parts.add("membership", graceful -> membershipThread.shutdownNow());
+        ClusterMembership cluster = new ClusterMembership(selfId, stored, new MembershipStore(config.dataDir()),
+                membershipThread);
+        AntiEntropyService antiEntropy = new AntiEntropyService(selfId, stored.current(), stored.replicationFactor(),
                 new RepairStorage(storage, local, new RepairStorage.Pacing(config.antiEntropyRate(),
                         config.antiEntropyBandwidth(), RepairStorage.Pacing.INDEX_ENTRIES_PER_SECOND)), executors.antiEntropy,
                 config.antiEntropyInterval(), tuning.antiEntropyIdleTimeout(), metrics);
-        PeerWiring peers = config.topology().size() > 1
-                ? PeerWiring.start(config, clock, transports, parts, executors.rangeTimer, deadlines, local,
-                        localRange, antiEntropy, metrics)
-                : PeerWiring.NONE;
-        Map<String, Replica> replicas = new HashMap<>(peers.replicas());
-        replicas.put(selfId, local);
-        Map<String, RangeSource> ranges = new HashMap<>(peers.ranges());
-        ranges.put(selfId, localRange);
-        Coordinator coordinator = new Coordinator(selfId, new Placement(config.topology()), replicas, hlc, clock,
-                config.requestTimeout(), deadlines, new ClusterRangeSource(ranges, config.replicationFactor(),
-                        tuning.rangeBatchEntries(), tuning.rangeBatchBytes(), hlc::observe),
-                peers.hints(), metrics);
+        PeerWiring peers = PeerWiring.start(config, clock, transports, parts, executors.rangeTimer, deadlines, local,
+                localRange, antiEntropy, cluster, metrics);
+        peers.reconcile(stored.topology());
+        if (joining) {
+            join(cluster, peers, config);
+        }
+        Membership m = cluster.membership();
+        ClusterRangeSource rangeSource = new ClusterRangeSource(peers.ranges(m.readers()), m.replicationFactor(),
+                tuning.rangeBatchEntries(), tuning.rangeBatchBytes(), hlc::observe);
+        Coordinator coordinator = new Coordinator(selfId, new PlacementPlan(m), peers.replicas(), hlc, clock,
+                config.requestTimeout(), deadlines, rangeSource, peers.hints(), metrics);
+        JoinStream joinStream = new JoinStream(cluster, peers::range, local, new MoveProgress(config.dataDir(), MoveProgress.JOIN_FILE),
+                tuning.changes(), config.requestTimeout());
+        LeaveStream leaveStream = new LeaveStream(cluster, localRange, peers.replicas(),
+                new MoveProgress(config.dataDir(), MoveProgress.LEAVE_FILE), tuning.changes(), config.requestTimeout());
+        Consumer<Membership> useMembership = next -> {
+            peers.reconcile(next.topology()); // before any placement names a new member
+            coordinator.usePlan(new PlacementPlan(next));
+            rangeSource.useNodes(peers.ranges(next.readers()));
+            antiEntropy.useMembership(next.current(), peers.antiEntropyPeers(next.current()));
+            peers.dropAllBut(next.topology());
+            joinStream.onMembership(next);
+            leaveStream.onMembership(next);
+        };
+        cluster.addListener(useMembership);
 
-        ClusterView membership = stored.view();
         BearerTokens tokens = bearerTokens(config.security(), executors.maintenance);
-        HttpGateway gateway = new HttpGateway(coordinator, config.topology().size(), config.replicationFactor(),
+        HttpGateway gateway = new HttpGateway(coordinator,
+                new MembershipAdmin(cluster, new Cleanup(storage, cluster::membership, selfId), executors.maintenance),
                 clock, config.maxValueBytes(), config.httpThreads(),
-                () -> NodeStatus.serving(selfId, config.topology().size(), config.replicationFactor(),
-                        peers.peerStatus().get(), peers.hintStatus().get(),
-                        config.topology().size() > 1 ? antiEntropy.state() : null, storage.store().approximateBytes()),
-                () -> membership, antiEntropy::repair, metrics, config.security().tls(), tokens);
+                () -> {
+                    Membership now = cluster.membership();
+                    boolean alone = now.topology().size() < 2; // as documented: no peers, hints or rounds
+                    return NodeStatus.serving(selfId, now.topology().size(), now.replicationFactor(),
+                            alone ? null : peers.peerStatus(), alone ? null : peers.hintStatus(),
+                            alone ? null : antiEntropy.state(), storage.store().approximateBytes());
+                },
+                antiEntropy::repair, metrics, config.security().tls(), tokens);
         // Stopped early: the gateway gets its grace for requests in progress only on a graceful stop.
         parts.add("HTTP gateway", graceful -> gateway.stop(graceful ? tuning.shutdownGrace() : Duration.ZERO));
+        parts.add("join stream", graceful -> joinStream.close());
+        parts.add("leave stream", graceful -> leaveStream.close());
         parts.add("transport, on a kill", peers.killTransport()); // peers see the crash before clients
         parts.add("heartbeats", peers.stopLiveness());
         parts.add("anti-entropy", graceful -> antiEntropy.close());
 
-        peers.startLiveness().run();
-        antiEntropy.start(peers.antiEntropyPeers());
+        peers.startLiveness();
+        antiEntropy.start(peers.antiEntropyPeers(m.current()));
+        useMembership.accept(m); // what the listener did not see: the stored membership, or the one joined
         ExpiryPurger purger = new ExpiryPurger(storage, clock, config.tombstoneGrace().toMillis());
         long purgeMs = config.purgeInterval().toMillis();
         executors.maintenance.scheduleWithFixedDelay(() -> {
@@ -173,7 +209,7 @@ public final class KvorumNode implements AutoCloseable {
                 log.warn("purging expired records failed; will retry", e);
             }
         }, purgeMs, purgeMs, TimeUnit.MILLISECONDS);
-        peers.announce().run();
+        peers.announce();
         InetSocketAddress address;
         try {
             address = gateway.start(config.bindAddress(), httpPort);
@@ -183,10 +219,57 @@ public final class KvorumNode implements AutoCloseable {
         }
         log.info("node {} serving {} on {} with data in {} (cluster of {}, replication factor {}{}{})",
                 selfId, config.security().tlsEnabled() ? "HTTPS" : "HTTP", address,
-                config.dataDir().toAbsolutePath().normalize(), config.topology().size(), config.replicationFactor(),
+                config.dataDir().toAbsolutePath().normalize(), m.topology().size(), m.replicationFactor(),
                 config.fsync() ? ", fsync" : "", tokens != null ? ", " + tokens.size() + " bearer token(s)" : "");
-        peers.startHandoff().run();
+        peers.startHandoff();
         return address;
+    }
+
+    /**
+     * Asks the members named in {@code --cluster} to let this new node join (SPEC §8), one after
+     * another, until one answers or the time is up; takes the membership it is given.
+     */
+    private static void join(ClusterMembership cluster, PeerWiring peers, NodeConfig config) throws StartupException {
+        ClusterMember self = config.self();
+        List<ClusterMember> seeds = config.topology().members().stream().filter(m -> !m.id().equals(self.id())).toList();
+        if (seeds.isEmpty()) {
+            throw new StartupException("--join needs --cluster to name at least one member of the running cluster "
+                    + "besides this node's own entry");
+        }
+        Tuning.Changes tuning = config.tuning().changes();
+        long deadline = System.nanoTime() + tuning.changeDeadline().multipliedBy(4).toNanos();
+        String last = "no member answered";
+        while (System.nanoTime() < deadline) {
+            for (ClusterMember seed : seeds) {
+                try {
+                    Membership joined = peers.membershipPeer(seed.id())
+                            .change(new MembershipChange(MembershipChange.Kind.JOIN, self))
+                            .get(tuning.changeDeadline().toMillis() * 2, TimeUnit.MILLISECONDS);
+                    cluster.adoptJoined(joined).get(tuning.changeDeadline().toMillis(), TimeUnit.MILLISECONDS);
+                    log.info("joining cluster '{}' at epoch {} through {}", joined.clusterName(), joined.epoch(), seed.id());
+                    return;
+                } catch (ExecutionException e) {
+                    Throwable t = Failures.unwrap(e);
+                    if (t instanceof MembershipChangeException refused
+                            && refused.reason() == MembershipChangeException.Reason.INVALID) {
+                        throw new StartupException("cannot join through " + seed.id() + ": " + refused.getMessage());
+                    }
+                    last = seed.id() + ": " + t.getMessage();
+                } catch (TimeoutException e) {
+                    last = seed.id() + " did not answer in time";
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new StartupException("interrupted while joining");
+                }
+            }
+            try {
+                Thread.sleep(tuning.retryInterval().toMillis()); // pacing between rounds of attempts
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new StartupException("interrupted while joining");
+            }
+        }
+        throw new StartupException("could not join the cluster: " + last);
     }
 
     /**
@@ -258,12 +341,21 @@ public final class KvorumNode implements AutoCloseable {
 
     /**
      * The membership stored in the data dir, seeded from the options on the first start; it wins
-     * over {@code --cluster} from then on (SPEC §8).
+     * over {@code --cluster} from then on (SPEC §8). Null for a node started with {@code --join}
+     * that has none yet: it takes the membership from the members it joins.
      */
     private static Membership storedMembership(NodeConfig config) throws StartupException {
         MembershipStore store = new MembershipStore(config.dataDir());
         try {
             Files.createDirectories(config.dataDir());
+            if (config.join()) {
+                Membership existing = store.load();
+                if (existing == null) {
+                    return null;
+                }
+                log.info("--join ignored: this node is a member already (stored membership, epoch {})", existing.epoch());
+                return existing;
+            }
             return store.loadOrSeed(config.seedMembership());
         } catch (InvalidTopologyException e) {
             throw new StartupException(e.getMessage());

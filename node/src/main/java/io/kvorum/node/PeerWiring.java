@@ -1,21 +1,23 @@
 package io.kvorum.node;
 
 import io.kvorum.node.KvorumNode.StartupException;
+import io.kvorum.node.antientropy.AntiEntropyPeer;
+import io.kvorum.node.antientropy.AntiEntropyResponders;
 import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.ClusterMembership;
+import io.kvorum.node.cluster.MembershipPeer;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.Tuning;
 import io.kvorum.node.coordinator.HintSink;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
-import io.kvorum.node.liveness.GuardedReplica;
-import io.kvorum.node.liveness.Heartbeats;
-import io.kvorum.node.liveness.PeerLiveness;
-import io.kvorum.node.antientropy.AntiEntropyPeer;
-import io.kvorum.node.antientropy.AntiEntropyResponders;
 import io.kvorum.node.hints.HintStore;
 import io.kvorum.node.hints.HintedHandoff;
 import io.kvorum.node.http.NodeStatus;
+import io.kvorum.node.liveness.GuardedReplica;
+import io.kvorum.node.liveness.Heartbeats;
+import io.kvorum.node.liveness.PeerLiveness;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.RequestTimer;
@@ -23,154 +25,316 @@ import io.kvorum.node.transport.PeerTransport;
 import io.kvorum.node.util.NodeThreads;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.HashMap;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The part of a node that deals with its peers: the transport, liveness (heartbeats) and hinted
- * handoff, as {@link KvorumNode} uses them. A single-node cluster has {@link #NONE}: no peers, no
- * heartbeats, no hints, and nothing to start or stop.
+ * The part of a node that deals with its peers, which come and go with the membership: the
+ * transport, liveness (heartbeats) and hinted handoff, as {@link KvorumNode} uses them.
+ * {@link #connect} and {@link #disconnect} add and drop one peer everywhere: its replica (guarded
+ * by liveness), range source, anti-entropy and membership handles, its heartbeats and its metrics.
+ * The maps it hands out are live views that gain a peer before any placement names it.
  *
- * @param replicas         the peers as replicas (guarded by liveness), by node id
- * @param ranges           the peers' range sources, by node id
- * @param antiEntropyPeers the peers to run anti-entropy rounds with
- * @param hints            where the coordinator hints writes a peer missed
- * @param peerStatus       what this node knows of each peer, for {@code /v0/status}; null in {@link #NONE}
- * @param hintStatus       the hinted-handoff counters for {@code /v0/status}; null without hinted handoff
- * @param startLiveness    starts the heartbeats
- * @param announce         tells the peers this node started and waits for them, boundedly
- * @param startHandoff     starts delivering hints
- * @param stopLiveness     stops the heartbeats and their executor
- * @param killTransport    on a kill ({@code stop(false)}), kills the transport; on a graceful stop,
- *                         nothing (the transport closes at its own place in the lifecycle)
+ * <p>Lifecycle: {@link #start} adds the hint store, the transport and the hint delivery to the
+ * node's parts, in that order. The caller adds {@link #killTransport} and then
+ * {@link #stopLiveness} after the HTTP gateway: heartbeats stop first, and on a kill the transport
+ * stops before the gateway, so that peers see the node vanish before its clients do, as in a crash.
  */
-record PeerWiring(Map<String, Replica> replicas, Map<String, RangeSource> ranges,
-                  List<AntiEntropyPeer> antiEntropyPeers, HintSink hints,
-                  Supplier<Map<String, NodeStatus.Peer>> peerStatus, Supplier<NodeStatus.Hints> hintStatus,
-                  Runnable startLiveness, Runnable announce, Runnable startHandoff, Lifecycle.Stop stopLiveness,
-                  Lifecycle.Stop killTransport) {
+final class PeerWiring {
 
     private static final Logger log = LoggerFactory.getLogger(PeerWiring.class);
 
-    /** A single-node cluster's. */
-    static final PeerWiring NONE = new PeerWiring(Map.of(), Map.of(), List.of(), HintSink.NONE, () -> null, () -> null,
-            () -> { }, () -> { }, () -> { }, graceful -> { }, graceful -> { });
+    private final String selfId;
+    private final PeerTransport transport;
+    private final PeerLiveness liveness;
+    private final Heartbeats heartbeats;
+    private final HintStore hintStore; // null without hinted handoff
+    private final HintedHandoff handoff; // null without hinted handoff
+    private final NodeMetrics metrics;
+    private final Duration announceWait;
+    private final Map<String, ClusterMember> connected = new ConcurrentHashMap<>();
+    private final Map<String, Replica> replicas = new ConcurrentHashMap<>();
+    private final Map<String, RangeSource> ranges = new ConcurrentHashMap<>();
+    private final Map<String, AntiEntropyPeer> antiEntropyPeers = new ConcurrentHashMap<>();
+    private final Map<String, MembershipPeer> membershipPeers = new ConcurrentHashMap<>();
+    /** The remote replicas alone, for hinted handoff. */
+    private final Map<String, Replica> peerReplicas;
+    private final Lifecycle.Stop stopLiveness;
+    private final Lifecycle.Stop killTransport;
+
+    private PeerWiring(String selfId, PeerTransport transport, PeerLiveness liveness, Heartbeats heartbeats,
+                       HintStore hintStore, HintedHandoff handoff, NodeMetrics metrics, Duration announceWait,
+                       Lifecycle.Stop stopLiveness, Lifecycle.Stop killTransport, Map<String, Replica> peerReplicas) {
+        this.peerReplicas = peerReplicas;
+        this.selfId = selfId;
+        this.transport = transport;
+        this.liveness = liveness;
+        this.heartbeats = heartbeats;
+        this.hintStore = hintStore;
+        this.handoff = handoff;
+        this.metrics = metrics;
+        this.announceWait = announceWait;
+        this.stopLiveness = stopLiveness;
+        this.killTransport = killTransport;
+    }
 
     /**
-     * Starts the transport (serving the local replica, range source and anti-entropy responders,
-     * and the heartbeats made here) and wires liveness and hinted handoff. Adds the hint store, the
-     * transport and the hint delivery to {@code parts}, in that order. The caller adds
-     * {@link #killTransport} and then {@link #stopLiveness} after the HTTP gateway: heartbeats stop
-     * first, and on a kill the transport stops before the gateway, so that peers see the node
-     * vanish before its clients do, as in a crash.
+     * Starts the transport (serving the local replica, range source, anti-entropy responders,
+     * membership and the heartbeats made here) and wires liveness and hinted handoff, with no peer
+     * yet: {@link #reconcile} connects the members.
      *
-     * @param scheduler runs the transport's own timeouts (e.g. of range batches)
-     * @param metrics   reports each peer's liveness and hints; {@link #hintStatus} reads the hints back from it
+     * @param local      this node's replica and range source, also in {@link #replicas} and {@link #ranges}
+     * @param scheduler  runs the transport's own timeouts (e.g. of range batches)
+     * @param metrics    reports each peer's liveness and hints; {@link #hintStatus} reads the hints back from it
      */
     static PeerWiring start(NodeConfig config, Clock clock, PeerTransport.Factory transports, Lifecycle parts,
                             ScheduledExecutorService scheduler, RequestTimer deadlines,
                             Replica local, RangeSource localRange, AntiEntropyResponders antiEntropy,
-                            NodeMetrics metrics)
-            throws StartupException {
+                            ClusterMembership membership, NodeMetrics metrics) throws StartupException {
         Tuning tuning = config.tuning();
         String selfId = config.self().id();
-        PeerLiveness liveness = new PeerLiveness(config.topology().members().stream().map(m -> m.id())
-                .filter(id -> !id.equals(selfId)).toList(), clock, tuning.liveness().missesToDown());
-        liveness.snapshot().keySet().forEach(peer ->
-                metrics.bindPeerUp(peer, () -> liveness.state(peer) == PeerLiveness.State.UP));
+        PeerLiveness liveness = new PeerLiveness(List.of(), clock, tuning.liveness().missesToDown());
         ScheduledThreadPoolExecutor livenessExecutor = NodeThreads.scheduled("liveness", 1);
         Heartbeats heartbeats = new Heartbeats(liveness, livenessExecutor, tuning.liveness().heartbeatInterval(), clock);
-        Runnable stopLiveness = () -> {
+        Runnable stopHeartbeats = () -> {
             heartbeats.close();
             livenessExecutor.shutdownNow();
         };
+        Lifecycle.Stop stopLiveness = graceful -> stopHeartbeats.run();
         try {
-            return start(config, clock, transports, parts, scheduler, deadlines,
-                    new PeerTransport.LocalServices(local, localRange, antiEntropy, heartbeats),
-                    liveness, heartbeats, graceful -> stopLiveness.run(), metrics);
+            HintStore store = config.hintedHandoff() ? openHints(config, clock, metrics) : null;
+            if (store != null) {
+                parts.add("hint store", graceful -> store.close()); // flushes queued hints
+            }
+            PeerTransport transport = transports.create(config, scheduler, deadlines);
+            // Gracefully, the transport closes after hint delivery and fails the replica calls still
+            // waiting, whose writes are hinted before it returns: before the hint store closes. On a
+            // kill, killTransport has stopped it already, unless the start failed before that was added.
+            AtomicBoolean transportStopped = new AtomicBoolean();
+            Lifecycle.Stop stopTransport = graceful -> {
+                if (transportStopped.compareAndSet(false, true)) {
+                    if (graceful) {
+                        transport.close();
+                    } else {
+                        transport.kill();
+                    }
+                }
+            };
+            parts.add("transport", stopTransport);
+            Lifecycle.Stop killTransport = graceful -> {
+                if (!graceful) {
+                    stopTransport.stop(false);
+                }
+            };
+            try {
+                transport.start(new PeerTransport.LocalServices(local, localRange, antiEntropy, heartbeats, membership));
+            } catch (IOException e) {
+                throw new StartupException("cannot listen for gRPC on " + config.bindAddress() + ":"
+                        + config.self().grpcPort() + ": " + KvorumNode.bindFailure(e));
+            }
+            liveness.addListener(new PeerLiveness.Listener() {
+                @Override
+                public void peerUp(String peer) {
+                }
+
+                @Override
+                public void peerDown(String peer) {
+                    transport.abandonStream(peer);
+                }
+            });
+            Map<String, Replica> peerReplicas = new ConcurrentHashMap<>();
+            PeerWiring wiring;
+            if (store == null) {
+                wiring = new PeerWiring(selfId, transport, liveness, heartbeats, null, null, metrics,
+                        tuning.announceWait(), stopLiveness, killTransport, peerReplicas);
+            } else {
+                HintedHandoff handoff = new HintedHandoff(store, peerReplicas, tuning.hints().checkInterval(),
+                        tuning.hints().window(), metrics);
+                parts.add("hint delivery", graceful -> handoff.close()); // before the peers it delivers to close
+                liveness.addListener(peer -> handoff.deliverPending()); // at once, not at the next check
+                wiring = new PeerWiring(selfId, transport, liveness, heartbeats, store, handoff, metrics,
+                        tuning.announceWait(), stopLiveness, killTransport, peerReplicas);
+            }
+            wiring.replicas.put(selfId, local);
+            wiring.ranges.put(selfId, localRange);
+            membership.usePeers(wiring.membershipPeers::get);
+            return wiring;
         } catch (StartupException | RuntimeException e) {
-            stopLiveness.run(); // not in parts yet
+            stopHeartbeats.run(); // not in parts yet
             throw e;
         }
     }
 
-    private static PeerWiring start(NodeConfig config, Clock clock, PeerTransport.Factory transports, Lifecycle parts,
-                                    ScheduledExecutorService scheduler, RequestTimer deadlines,
-                                    PeerTransport.LocalServices local, PeerLiveness liveness, Heartbeats heartbeats,
-                                    Lifecycle.Stop stopLiveness, NodeMetrics metrics) throws StartupException {
-        Tuning tuning = config.tuning();
-        Optional<HintStore> store = config.hintedHandoff() ? Optional.of(openHints(config, clock, metrics))
-                : Optional.empty();
-        store.ifPresent(s -> parts.add("hint store", graceful -> s.close())); // flushes queued hints
-        PeerTransport transport = transports.create(config, scheduler, deadlines);
-        // Gracefully, the transport closes after hint delivery and fails the replica calls still
-        // waiting, whose writes are hinted before it returns: before the hint store closes. On a
-        // kill, killTransport has stopped it already, unless the start failed before that was added.
-        AtomicBoolean transportStopped = new AtomicBoolean();
-        Lifecycle.Stop stopTransport = graceful -> {
-            if (transportStopped.compareAndSet(false, true)) {
-                if (graceful) {
-                    transport.close();
-                } else {
-                    transport.kill();
-                }
+    /** Connects every member of {@code members} not connected yet (this node aside). */
+    synchronized void reconcile(Topology members) {
+        for (ClusterMember m : members.members()) {
+            if (m.id().equals(selfId)) {
+                continue;
             }
-        };
-        parts.add("transport", stopTransport);
-        Lifecycle.Stop killTransport = graceful -> {
-            if (!graceful) {
-                stopTransport.stop(false);
+            ClusterMember known = connected.get(m.id());
+            if (known != null && !known.equals(m)) {
+                disconnect(m.id()); // it moved
             }
-        };
-        try {
-            transport.start(local);
-        } catch (IOException e) {
-            throw new StartupException("cannot listen for gRPC on " + config.bindAddress() + ":"
-                    + config.self().grpcPort() + ": " + KvorumNode.bindFailure(e));
+            if (!connected.containsKey(m.id())) {
+                connect(m);
+            }
         }
-        liveness.addListener(new PeerLiveness.Listener() {
-            @Override
-            public void peerUp(String peer) {
-            }
+    }
 
-            @Override
-            public void peerDown(String peer) {
-                transport.abandonStream(peer);
+    /** Disconnects every connected peer that is not in {@code members}. */
+    synchronized void dropAllBut(Topology members) {
+        for (String id : List.copyOf(connected.keySet())) {
+            if (members.member(id) == null) {
+                disconnect(id);
+            }
+        }
+    }
+
+    private void connect(ClusterMember m) {
+        PeerTransport.Peer peer = transport.connect(m);
+        liveness.addPeer(m.id());
+        metrics.bindPeerUp(m.id(), () -> liveness.state(m.id()) == PeerLiveness.State.UP);
+        if (hintStore != null) {
+            metrics.bindHintsPending(m.id(), () -> hintStore.pending(m.id()));
+        }
+        Replica guarded = new GuardedReplica(peer.replica(), liveness, heartbeats);
+        ranges.put(m.id(), peer.range());
+        antiEntropyPeers.put(m.id(), peer.antiEntropy());
+        membershipPeers.put(m.id(), peer.membership());
+        peerReplicas.put(m.id(), guarded);
+        replicas.put(m.id(), guarded);
+        heartbeats.addPeer(peer.probe());
+        connected.put(m.id(), m);
+        log.debug("connected to {}", m);
+    }
+
+    private void disconnect(String id) {
+        connected.remove(id);
+        heartbeats.removePeer(id);
+        replicas.remove(id);
+        peerReplicas.remove(id);
+        ranges.remove(id);
+        antiEntropyPeers.remove(id);
+        membershipPeers.remove(id);
+        liveness.removePeer(id);
+        transport.disconnect(id);
+        log.info("disconnected from {}, no longer a member", id);
+    }
+
+    /** Every replica, this node's included, by id: a live map. */
+    Map<String, Replica> replicas() {
+        return replicas;
+    }
+
+    /** The range sources of {@code members} (this node's included if it is one). */
+    Map<String, RangeSource> ranges(Topology members) {
+        Map<String, RangeSource> out = new LinkedHashMap<>();
+        for (ClusterMember m : members.members()) {
+            RangeSource r = ranges.get(m.id());
+            if (r != null) {
+                out.put(m.id(), r);
+            }
+        }
+        return out;
+    }
+
+    /** One peer's membership service, or null when it is not connected. */
+    MembershipPeer membershipPeer(String id) {
+        return membershipPeers.get(id);
+    }
+
+    /** One peer's raw range source, or null. */
+    RangeSource range(String id) {
+        return ranges.get(id);
+    }
+
+    /** The anti-entropy handles of the peers among {@code members}. */
+    List<AntiEntropyPeer> antiEntropyPeers(Topology members) {
+        List<AntiEntropyPeer> out = new ArrayList<>();
+        for (ClusterMember m : members.members()) {
+            AntiEntropyPeer p = antiEntropyPeers.get(m.id());
+            if (p != null) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    /** Where the coordinator hints writes a peer missed. */
+    HintSink hints() {
+        return hintStore != null ? hintStore : HintSink.NONE;
+    }
+
+    /** What this node knows of each peer, by id in ascending order. */
+    Map<String, NodeStatus.Peer> peerStatus() {
+        Map<String, NodeStatus.Peer> peers = new LinkedHashMap<>();
+        liveness.snapshot().forEach((peer, s) -> {
+            ClusterMember m = connected.get(peer);
+            if (m != null) {
+                peers.put(peer, new NodeStatus.Peer(s.state().jsonName(), s.sinceMillis(), s.rttMicros(),
+                        m.host() + ":" + m.httpPort()));
             }
         });
-        Map<String, Replica> peers = new HashMap<>();
-        for (Replica peer : transport.replicas().values()) {
-            peers.put(peer.nodeId(), new GuardedReplica(peer, liveness, heartbeats));
+        return peers;
+    }
+
+    /** The hinted-handoff counters for {@code /v0/status}; null without hinted handoff. */
+    NodeStatus.Hints hintStatus() {
+        return hintStore == null ? null : new NodeStatus.Hints(metrics.hintsPendingByPeer(),
+                metrics.hintsDeliveredTotal(), metrics.hintsDroppedTotal());
+    }
+
+    /** Starts the heartbeats. */
+    void startLiveness() {
+        heartbeats.start();
+    }
+
+    /**
+     * Tells the peers this node has started and waits, within the announce wait, until each has
+     * reached it back or was found down: from then on every live peer serves this node's requests
+     * and sends it theirs (SPEC §3 "Liveness").
+     */
+    void announce() {
+        try {
+            heartbeats.announce().get(announceWait.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            log.info("not every peer answered this node's announcement within {} ms; serving anyway", announceWait.toMillis());
+        } catch (ExecutionException e) {
+            log.warn("announcing this node to its peers failed; serving anyway", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
-        Runnable startLiveness = () -> heartbeats.start(transport.probes());
-        Runnable announce = () -> announce(heartbeats, tuning.announceWait());
-        if (store.isEmpty()) {
-            return new PeerWiring(peers, transport.ranges(), transport.antiEntropyPeers(), HintSink.NONE,
-                    () -> peerStatus(liveness, config.topology()), () -> null, startLiveness, announce, () -> { }, stopLiveness,
-                    killTransport);
+    }
+
+    /** Starts delivering hints. */
+    void startHandoff() {
+        if (handoff != null) {
+            handoff.start();
         }
-        HintStore hints = store.get();
-        peers.keySet().forEach(peer -> metrics.bindHintsPending(peer, () -> hints.pending(peer)));
-        HintedHandoff handoff = new HintedHandoff(hints, peers, tuning.hints().checkInterval(), tuning.hints().window(),
-                metrics);
-        parts.add("hint delivery", graceful -> handoff.close()); // before the peers it delivers to close
-        liveness.addListener(peer -> handoff.deliverPending()); // at once, not at the next check
-        return new PeerWiring(peers, transport.ranges(), transport.antiEntropyPeers(), hints,
-                () -> peerStatus(liveness, config.topology()), () -> new NodeStatus.Hints(metrics.hintsPendingByPeer(),
-                        metrics.hintsDeliveredTotal(), metrics.hintsDroppedTotal()),
-                startLiveness, announce, handoff::start, stopLiveness, killTransport);
+    }
+
+    /** Stops the heartbeats and their executor. */
+    Lifecycle.Stop stopLiveness() {
+        return stopLiveness;
+    }
+
+    /**
+     * On a kill ({@code stop(false)}), kills the transport; on a graceful stop, nothing (the
+     * transport closes at its own place in the lifecycle).
+     */
+    Lifecycle.Stop killTransport() {
+        return killTransport;
     }
 
     private static HintStore openHints(NodeConfig config, Clock clock, NodeMetrics metrics) throws StartupException {
@@ -181,33 +345,5 @@ record PeerWiring(Map<String, Replica> replicas, Map<String, RangeSource> ranges
         } catch (IOException e) {
             throw new StartupException("cannot open hints in " + config.dataDir() + ": " + e.getMessage());
         }
-    }
-
-    /**
-     * Tells the peers this node has started and waits, within {@code wait}, until each has reached
-     * it back or was found down: from then on every live peer serves this node's requests and sends
-     * it theirs (SPEC §3 "Liveness").
-     */
-    private static void announce(Heartbeats heartbeats, Duration wait) {
-        try {
-            heartbeats.announce().get(wait.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            log.info("not every peer answered this node's announcement within {} ms; serving anyway", wait.toMillis());
-        } catch (ExecutionException e) {
-            log.warn("announcing this node to its peers failed; serving anyway", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** What this node knows of each peer, by id in ascending order. */
-    private static Map<String, NodeStatus.Peer> peerStatus(PeerLiveness liveness, Topology topology) {
-        Map<String, NodeStatus.Peer> peers = new LinkedHashMap<>();
-        liveness.snapshot().forEach((peer, s) -> {
-            ClusterMember m = topology.member(peer);
-            peers.put(peer, new NodeStatus.Peer(s.state().jsonName(), s.sinceMillis(), s.rttMicros(),
-                    m.host() + ":" + m.httpPort()));
-        });
-        return peers;
     }
 }

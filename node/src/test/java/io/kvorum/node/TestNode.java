@@ -11,6 +11,7 @@ import io.kvorum.client.KvorumClient;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.time.Clock;
+import io.kvorum.testkit.Ports;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.UnpooledByteBufAllocator;
@@ -78,6 +79,8 @@ public final class TestNode implements AutoCloseable {
         Map<NodeOption, String> raw = new EnumMap<>(NodeOption.class);
         raw.put(NodeOption.DATA_DIR, dataDir.resolve("node").toString());
         raw.put(NodeOption.BIND, "127.0.0.1");
+        // A single node listens for peers too (it may grow); a free gRPC port keeps test nodes apart.
+        raw.put(NodeOption.CLUSTER, "n1=127.0.0.1:8080:" + Ports.freePorts(1)[0]);
         raw.putAll(options);
         NodeConfig config = NodeConfig.fromRaw(raw);
         return new TestNode(KvorumNode.start(config, 0, clock));

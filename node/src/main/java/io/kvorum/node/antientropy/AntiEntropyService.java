@@ -53,8 +53,8 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
     private static final Logger log = LoggerFactory.getLogger(AntiEntropyService.class);
 
     private final String selfId;
-    private final Topology topology;
-    private final Placement placement;
+    private volatile Topology topology;
+    private volatile Placement placement;
     private final int replicationFactor;
     private final RepairStorage storage;
     private final ScheduledExecutorService executor;
@@ -108,19 +108,42 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
         this.idleTimeout = idleTimeout;
         this.fanoutBits = fanoutBits;
         this.depth = depth;
-        this.servedPermits = new Semaphore(Math.max(1, topology.size() - 1));
-        if (topology.size() > 1) {
+        this.servedPermits = new Semaphore(Math.max(2, topology.size() - 1));
+        if (topology.size() > 1 && topology.member(selfId) != null) {
             storage.maintainTrees(selfId, topology, replicationFactor, fanoutBits, depth);
         }
     }
 
     /** Sets the peers to run rounds with and starts the periodic runs (if the interval is not zero). */
     public synchronized void start(List<AntiEntropyPeer> peers) {
+        setPeers(peers);
+        if (!interval.isZero()) {
+            scheduleTick();
+        }
+    }
+
+    private void setPeers(List<AntiEntropyPeer> peers) {
         List<AntiEntropyPeer> sorted = new ArrayList<>(peers);
         sorted.sort(Comparator.comparing(AntiEntropyPeer::nodeId));
         this.peers = List.copyOf(sorted);
-        if (!interval.isZero() && !this.peers.isEmpty()) {
-            scheduleTick();
+    }
+
+    /**
+     * Compares with {@code peers} over the keys that {@code replicas} places, from the next round on,
+     * after a membership change: the replicas of the current membership, with this node among them
+     * (a joining node runs no rounds until it is one). This node's trees are rebuilt for them.
+     */
+    public synchronized void useMembership(Topology replicas, List<AntiEntropyPeer> peers) {
+        if (replicas.equals(topology)) {
+            setPeers(peers);
+            return;
+        }
+        this.topology = replicas;
+        this.placement = new Placement(replicas);
+        boolean member = replicas.member(selfId) != null;
+        setPeers(member ? peers : List.of());
+        if (member && replicas.size() > 1) {
+            storage.maintainTrees(selfId, replicas, replicationFactor, fanoutBits, depth);
         }
     }
 

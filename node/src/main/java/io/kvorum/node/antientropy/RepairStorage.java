@@ -100,9 +100,15 @@ public final class RepairStorage implements AutoCloseable {
 
     /**
      * Keeps the trees of this node's rounds (its id, replication factor and tree shape) up to date
-     * from now on, and starts computing them in the background. Once, before the first round.
+     * from now on, and starts computing them in the background: before the first round, and again
+     * when the membership changes. A store without a bucket index (a node started alone) has none:
+     * each round then builds its tree by a scan.
      */
     public void maintainTrees(String selfId, Topology topology, int replicationFactor, int fanoutBits, int depth) {
+        if (!storage.store().isIndexed()) {
+            trees = null;
+            return;
+        }
         MaintainedTrees maintained = new MaintainedTrees(storage.store(), selfId, topology, replicationFactor,
                 fanoutBits, depth, pacing.indexEntriesPerSecond());
         trees = maintained;

@@ -15,7 +15,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +29,8 @@ import org.slf4j.LoggerFactory;
 public final class MembershipStore {
 
     public static final String FILE_NAME = "membership.json";
+    /** Stored only while true: the last step of a change (not part of {@code GET /v0/cluster}). */
+    private static final String READS_FROM_COMING = "readsFromComing";
     private static final Logger log = LoggerFactory.getLogger(MembershipStore.class);
     private static final Gson JSON = new GsonBuilder().setPrettyPrinting().create();
 
@@ -76,10 +77,8 @@ public final class MembershipStore {
             }
             JsonObject root = parsed.getAsJsonObject();
             ClusterView view = ClusterView.parse(text);
-            List<ClusterMember> members = view.members().stream()
-                    .map(m -> new ClusterMember(m.id(), m.host(), m.http(), m.grpc())).toList();
-            return new Membership(view.name(), root.get("identity").getAsString(), view.epoch(),
-                    new Topology(members), view.replicationFactor());
+            return Membership.of(view, root.get("identity").getAsString(),
+                    root.has(READS_FROM_COMING) && root.get(READS_FROM_COMING).getAsBoolean());
         } catch (JsonParseException | IllegalArgumentException | IllegalStateException | UnsupportedOperationException e) {
             throw new InvalidTopologyException(file + " is damaged (" + e.getMessage() + "); it was left as it is: "
                     + "restore it, or move it away to seed the membership from --cluster again");
@@ -90,6 +89,9 @@ public final class MembershipStore {
     public void store(Membership m) throws IOException {
         JsonObject root = JSON.toJsonTree(m.view()).getAsJsonObject();
         root.addProperty("identity", m.identity());
+        if (m.readsFromComing()) {
+            root.addProperty(READS_FROM_COMING, true);
+        }
         Path tmp = file.resolveSibling(FILE_NAME + ".tmp");
         Files.writeString(tmp, JSON.toJson(root) + "\n", StandardCharsets.UTF_8);
         try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.WRITE)) {

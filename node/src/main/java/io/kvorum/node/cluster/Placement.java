@@ -11,13 +11,24 @@ import java.util.List;
  */
 public final class Placement {
 
+    private final Topology topology;
     private final Rendezvous rendezvous;
     /** The members in the order of {@link Rendezvous#memberIds()}. */
     private final List<ClusterMember> members;
 
     public Placement(Topology topology) {
+        this.topology = topology;
         this.rendezvous = Rendezvous.over(topology.members().stream().map(ClusterMember::id).toList());
         this.members = rendezvous.memberIds().stream().map(topology::member).toList();
+    }
+
+    public Topology topology() {
+        return topology;
+    }
+
+    /** How many members it places over. */
+    public int size() {
+        return members.size();
     }
 
     /** The first {@code count} nodes of the key's preference list (1 <= count <= cluster size). */

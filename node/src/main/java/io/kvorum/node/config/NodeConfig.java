@@ -30,6 +30,7 @@ public record NodeConfig(
         String bindAddress,
         int replicationFactor,
         boolean fsync,
+        boolean join,
         Duration antiEntropyInterval,
         long antiEntropyRate,
         long antiEntropyBandwidth,
@@ -47,19 +48,19 @@ public record NodeConfig(
 
     /** Whether writes a peer missed are kept and delivered later (SPEC §3): off with {@code --hint-max-age 0}. */
     public boolean hintedHandoff() {
-        return !hintMaxAge.isZero() && topology.size() > 1;
+        return !hintMaxAge.isZero();
     }
 
     /** This configuration with other internal tuning (tests). */
     public NodeConfig withTuning(Tuning other) {
-        return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, antiEntropyInterval,
+        return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, httpThreads, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, security, other);
     }
 
     /** This configuration with other security settings (tests). */
     public NodeConfig withSecurity(Security other) {
-        return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, antiEntropyInterval,
+        return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, httpThreads, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, other, tuning);
     }
@@ -78,7 +79,7 @@ public record NodeConfig(
                     + m.topology().members().stream().map(ClusterMember::id).toList() + ")");
         }
         return new NodeConfig(m.clusterName(), m.identity(), m.topology(), own, dataDir,
-                bindAddress.equals(self.host()) ? own.host() : bindAddress, m.replicationFactor(), fsync,
+                bindAddress.equals(self.host()) ? own.host() : bindAddress, m.replicationFactor(), fsync, join,
                 antiEntropyInterval, antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue,
                 storageReaders, httpThreads, purgeInterval, tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, security,
                 tuning);
@@ -162,7 +163,8 @@ public record NodeConfig(
                     ? bind.substring(1, bind.length() - 1) : bind)) {
                 throw new ConfigException(name(NodeOption.BIND) + " '" + bind + "' is not a host name or IP address");
             }
-            int rf = raw.get(NodeOption.REPLICATION_FACTOR) == null
+            // A joining node takes the replication factor from the cluster it joins (SPEC §8).
+            int rf = raw.get(NodeOption.REPLICATION_FACTOR) == null || bool(NodeOption.JOIN)
                     ? topology.size()
                     : intIn(NodeOption.REPLICATION_FACTOR, 1, topology.size());
             String clusterName = raw.get(NodeOption.CLUSTER_NAME).trim();
@@ -179,6 +181,7 @@ public record NodeConfig(
                     bind != null ? bind : self.host(),
                     rf,
                     bool(NodeOption.FSYNC),
+                    bool(NodeOption.JOIN),
                     millis(NodeOption.ANTI_ENTROPY_INTERVAL, 0),
                     longIn(NodeOption.ANTI_ENTROPY_RATE, 1, 1_000_000_000),
                     longIn(NodeOption.ANTI_ENTROPY_BANDWIDTH, 1024, Long.MAX_VALUE),

@@ -26,6 +26,9 @@ public enum NodeOption {
             "Default 'from' for requests that name none. Default: the number of nodes in --cluster."),
     FSYNC("fsync", null, "false",
             "Fsync every write before acknowledging it (power-loss durability)."),
+    JOIN("join", null, "false",
+            "This node is new: join the running cluster that --cluster names (its own entry and at least one "
+                    + "member). Ignored once the node has a stored membership."),
     ANTI_ENTROPY_INTERVAL("anti-entropy-interval", "MS", "60000",
             "How often replicas compare Merkle trees, in milliseconds; 0 turns it off."),
     ANTI_ENTROPY_RATE("anti-entropy-rate", "N", "20000",

@@ -21,6 +21,7 @@ import java.time.Duration;
  * @param hints                  hinted handoff
  * @param liveness               heartbeats
  * @param grpc                   the gRPC peer transport
+ * @param changes                membership changes
  */
 public record Tuning(
         Duration shutdownGrace,
@@ -32,7 +33,21 @@ public record Tuning(
         Duration antiEntropyIdleTimeout,
         Hints hints,
         Liveness liveness,
-        Grpc grpc) {
+        Grpc grpc,
+        Changes changes) {
+
+    /**
+     * @param proposalTimeout  how long a change coordinator waits for one member to adopt an epoch,
+     *                         and a node for a peer's membership
+     * @param changeDeadline   how long a member waits for the change coordinator to answer a change
+     *                         (it proposes an epoch to every member meanwhile)
+     * @param recordsPerSecond the pace at which a joining node takes in records (SPEC §8: streaming is
+     *                         background work and must not crowd out requests)
+     * @param retryInterval    how long a joining node waits before it retries a step that failed
+     */
+    public record Changes(Duration proposalTimeout, Duration changeDeadline, int recordsPerSecond,
+                          Duration retryInterval) {
+    }
 
     /**
      * @param checkInterval how often peers with hints are tried: well within SPEC's 5 s from a
@@ -79,5 +94,6 @@ public record Tuning(
             Duration.ofSeconds(60),
             new Hints(Duration.ofMillis(250), 64, 64L << 20),
             new Liveness(Duration.ofSeconds(1), 2),
-            new Grpc(64 * 1024, 8192, 256L << 20, 32 * 1024, Duration.ofHours(1), Duration.ofSeconds(1)));
+            new Grpc(64 * 1024, 8192, 256L << 20, 32 * 1024, Duration.ofHours(1), Duration.ofSeconds(1)),
+            new Changes(Duration.ofSeconds(3), Duration.ofSeconds(15), 20_000, Duration.ofSeconds(1)));
 }

@@ -18,7 +18,7 @@ import java.util.function.LongConsumer;
  */
 public final class ClusterRangeSource implements RangeSource {
 
-    private final Map<String, RangeSource> nodes;
+    private volatile Map<String, RangeSource> nodes;
     private final int replicationFactor;
     private final int batchEntries;
     private final int batchBytes;
@@ -43,8 +43,20 @@ public final class ClusterRangeSource implements RangeSource {
         this.timestampObserver = timestampObserver;
     }
 
+    /**
+     * Reads from {@code next} from now on (the members whose replicas serve reads, after a
+     * membership change); ranges already open keep their streams.
+     */
+    public void useNodes(Map<String, RangeSource> next) {
+        if (next.isEmpty()) {
+            throw new IllegalArgumentException("a range needs at least one node");
+        }
+        nodes = new LinkedHashMap<>(next);
+    }
+
     @Override
     public EntryStream open(byte[] start, byte[] end) {
+        Map<String, RangeSource> nodes = this.nodes;
         if (nodes.size() == 1) {
             return nodes.values().iterator().next().open(start, end);
         }

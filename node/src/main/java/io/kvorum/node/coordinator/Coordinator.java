@@ -2,6 +2,7 @@ package io.kvorum.node.coordinator;
 
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Placement;
+import io.kvorum.node.cluster.PlacementPlan;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.metrics.NodeMetrics.DigestFallback;
@@ -19,10 +20,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -39,16 +41,17 @@ import java.util.concurrent.TimeUnit;
 public final class Coordinator {
 
     private final String selfId;
-    private final Placement placement;
+    private volatile PlacementPlan plan;
     private final Map<String, Replica> replicas;
+    private final NodeMetrics metrics;
     private final HybridLogicalClock hlc;
     private final Clock clock;
     private final long timeoutNanos;
     private final RequestTimer timer;
     private final RangeSource rangeSource;
     private final HintSink hints;
-    /** What each replica answered, by node id; resolved once, as every replica is known up front. */
-    private final Map<String, ReplicaCounters> answers;
+    /** What each replica answered, by node id; resolved on a member's first request. */
+    private final Map<String, ReplicaCounters> answers = new ConcurrentHashMap<>();
     private final Counter readRepairs;
     private final Map<DigestFallback, Counter> digestFallbacks;
 
@@ -63,24 +66,24 @@ public final class Coordinator {
     public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
                        Clock clock, Duration requestTimeout, RequestTimer timer,
                        RangeSource rangeSource, HintSink hints) {
-        this(selfId, placement, replicas, hlc, clock, requestTimeout, timer, rangeSource, hints,
+        this(selfId, PlacementPlan.of(placement), replicas, hlc, clock, requestTimeout, timer, rangeSource, hints,
                 NodeMetrics.unregistered());
     }
 
     /**
-     * @param replicas    one {@link Replica} per cluster member, by node id
+     * @param plan        where keys live; {@link #usePlan} replaces it when the membership changes
+     * @param replicas    one {@link Replica} per cluster member, by node id: a live map, which gains a
+     *                    member before any plan names it
      * @param timer       runs request timeouts
      * @param rangeSource where ranges are read from
      * @param hints       receives each write that a remote replica did not acknowledge
      * @param metrics     counts each replica's answers ({@code kvorum_replica_requests_total}), read repairs and
      *                    digest reads' fallbacks
      */
-    public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
+    public Coordinator(String selfId, PlacementPlan plan, Map<String, Replica> replicas, HybridLogicalClock hlc,
                        Clock clock, Duration requestTimeout, RequestTimer timer,
                        RangeSource rangeSource, HintSink hints, NodeMetrics metrics) {
-        Map<String, ReplicaCounters> answers = new HashMap<>();
-        replicas.keySet().forEach(id -> answers.put(id, metrics.replicas(id)));
-        this.answers = Map.copyOf(answers);
+        this.metrics = metrics;
         this.readRepairs = metrics.readRepairs();
         Map<DigestFallback, Counter> fallbacks = new EnumMap<>(DigestFallback.class);
         for (DigestFallback cause : DigestFallback.values()) {
@@ -88,14 +91,23 @@ public final class Coordinator {
         }
         this.digestFallbacks = Collections.unmodifiableMap(fallbacks);
         this.selfId = selfId;
-        this.placement = placement;
-        this.replicas = Map.copyOf(replicas);
+        this.plan = plan;
+        this.replicas = replicas;
         this.hlc = hlc;
         this.clock = clock;
         this.timeoutNanos = requestTimeout.toNanos();
         this.timer = timer;
         this.rangeSource = rangeSource;
         this.hints = hints;
+    }
+
+    /** Places keys by {@code next} from now on; requests in flight keep the plan they started with. */
+    public void usePlan(PlacementPlan next) {
+        plan = next;
+    }
+
+    private ReplicaCounters answers(String nodeId) {
+        return answers.computeIfAbsent(nodeId, metrics::replicas);
     }
 
     /**
@@ -105,11 +117,11 @@ public final class Coordinator {
      * the first in the key's preference order; the others send digests.
      */
     public CompletableFuture<Record> get(byte[] key, Quorum quorum) {
-        List<ClusterMember> targets = placement.replicasFor(key, quorum.from());
+        List<ClusterMember> targets = plan.readReplicas(key, quorum.from());
         List<DigestRead.Slot> slots = new ArrayList<>(targets.size());
         DigestRead.Slot data = null;
         for (ClusterMember target : targets) {
-            DigestRead.Slot slot = new DigestRead.Slot(replicas.get(target.id()), answers.get(target.id()));
+            DigestRead.Slot slot = new DigestRead.Slot(replicas.get(target.id()), answers(target.id()));
             slots.add(slot);
             if (target.id().equals(selfId)) {
                 data = slot;
@@ -134,17 +146,20 @@ public final class Coordinator {
     }
 
     /**
-     * Sends the record to the key's {@code from} replicas. A remote replica that does not
-     * acknowledge it, before or after the client was answered, gets a hint (SPEC §3).
+     * Sends the record to the key's {@code from} replicas (during a membership change, those of the
+     * current membership and those of the coming one, each set needing {@code ack}). A remote
+     * replica that does not acknowledge it, before or after the client was answered, gets a hint
+     * (SPEC §3).
      */
     private CompletableFuture<Record> write(byte[] key, Record record, Quorum quorum) {
-        Operation op = new Operation(quorum);
-        for (ClusterMember target : placement.replicasFor(key, quorum.from())) {
+        PlacementPlan.WriteTargets targets = plan.writeTargets(key, quorum.from());
+        Operation op = new Operation(quorum, targets.groups());
+        for (ClusterMember target : targets.members()) {
             boolean remote = !target.id().equals(selfId);
-            ReplicaCounters answered = answers.get(target.id());
+            ReplicaCounters answered = answers(target.id());
             replicas.get(target.id()).write(key, record).whenComplete((ignored, error) -> {
                 answered.answered(outcomeOf(error));
-                op.onResponse(record, error);
+                op.onResponse(target.id(), record, error);
                 if (error != null && remote) {
                     hints.hint(target.id(), key, record);
                 }
@@ -174,20 +189,27 @@ public final class Coordinator {
         return new LiveEntryFilter(rangeSource.open(start, end), clock);
     }
 
-    /** One write in flight: its tracker, the record, and its deadline. */
+    /**
+     * One write in flight: a tracker per group of targets (one, or two during a membership change),
+     * the record, and its deadline. It succeeds once every group has {@code ack} successes.
+     */
     private final class Operation {
         final CompletableFuture<Record> result = new CompletableFuture<>();
-        private final QuorumTracker tracker;
+        private final List<Set<String>> groups;
+        private final List<QuorumTracker> trackers = new ArrayList<>(2);
         private final RequestTimer.Timeout deadline;
         private Record newest;
         private boolean refusedForOverload;
 
-        Operation(Quorum quorum) {
-            this.tracker = new QuorumTracker(quorum);
+        Operation(Quorum quorum, List<Set<String>> groups) {
+            this.groups = groups;
+            for (Set<String> group : groups) {
+                trackers.add(new QuorumTracker(new Quorum(quorum.ack(), group.size())));
+            }
             this.deadline = timer.schedule(this::onDeadline, timeoutNanos, TimeUnit.NANOSECONDS);
         }
 
-        synchronized void onResponse(Record record, Throwable error) {
+        synchronized void onResponse(String nodeId, Record record, Throwable error) {
             if (result.isDone()) {
                 return; // answered already; late responses change nothing
             }
@@ -197,24 +219,32 @@ public final class Coordinator {
             } else if (Failures.unwrap(error) instanceof OverloadedException) {
                 refusedForOverload = true;
             }
-            tracker.onResponse(success);
-            if (tracker.hasSucceeded()) {
+            boolean succeeded = true;
+            QuorumTracker failed = null;
+            for (int i = 0; i < groups.size(); i++) {
+                QuorumTracker tracker = trackers.get(i);
+                if (groups.get(i).contains(nodeId)) {
+                    tracker.onResponse(success);
+                }
+                succeeded &= tracker.hasSucceeded();
+                if (tracker.hasFailed()) {
+                    failed = tracker;
+                }
+            }
+            if (failed != null) {
+                deadline.cancel();
+                result.completeExceptionally(failed.failure("too many replicas failed", refusedForOverload));
+            } else if (succeeded) {
                 deadline.cancel();
                 result.complete(newest);
-            } else if (tracker.hasFailed()) {
-                deadline.cancel();
-                result.completeExceptionally(failure("too many replicas failed"));
             }
         }
 
         private synchronized void onDeadline() {
             if (!result.isDone()) {
-                result.completeExceptionally(failure("timed out"));
+                QuorumTracker unmet = trackers.stream().filter(t -> !t.hasSucceeded()).findFirst().orElse(trackers.get(0));
+                result.completeExceptionally(unmet.failure("timed out", refusedForOverload));
             }
-        }
-
-        private RuntimeException failure(String why) {
-            return tracker.failure(why, refusedForOverload);
         }
     }
 

@@ -16,7 +16,11 @@ public abstract class RequestException extends RuntimeException {
         /** A repair could not reach every peer (HTTP 504). */
         REPAIR_INCOMPLETE,
         /** Bounded queues, this node's or a peer's, were full: nothing was done (HTTP 503). */
-        OVERLOADED
+        OVERLOADED,
+        /** Another membership change is in progress (HTTP 409). */
+        CHANGE_IN_PROGRESS,
+        /** A member a membership change needs is unreachable (HTTP 503). */
+        MEMBER_UNREACHABLE
     }
 
     private final Code code;

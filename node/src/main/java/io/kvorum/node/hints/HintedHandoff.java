@@ -7,7 +7,6 @@ import io.kvorum.node.util.NodeThreads;
 import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -53,12 +52,14 @@ public final class HintedHandoff implements AutoCloseable {
     private final Set<String> busy = ConcurrentHashMap.newKeySet();
     private final Set<CompletableFuture<Void>> inProgress = ConcurrentHashMap.newKeySet();
     /** Hints delivered, by peer: {@code kvorum_hints_delivered_total}. */
-    private final Map<String, Counter> delivered = new HashMap<>();
+    private final Map<String, Counter> delivered = new ConcurrentHashMap<>();
+    private final NodeMetrics metrics;
     private volatile ScheduledFuture<?> ticks;
     private volatile boolean closing;
 
     /**
-     * @param peers         the replicas hints may be for, by node id; hints for others stay until they expire
+     * @param peers         the replicas hints may be for, by node id (a live map: members that join are
+     *                      added to it); hints for others stay until they expire
      * @param checkInterval how often peers with hints are tried
      * @param window        hints in flight to one peer at once
      */
@@ -69,9 +70,10 @@ public final class HintedHandoff implements AutoCloseable {
     /** @param metrics where the hints delivered to each peer are counted */
     public HintedHandoff(HintStore store, Map<String, Replica> peers, Duration checkInterval, int window,
                          NodeMetrics metrics) {
+        this.metrics = metrics;
         peers.keySet().forEach(peer -> delivered.put(peer, metrics.hintsDelivered(peer)));
         this.store = store;
-        this.peers = Map.copyOf(peers);
+        this.peers = peers;
         this.checkInterval = checkInterval;
         this.window = window;
         this.executor = NodeThreads.scheduled("hint-delivery", 1);
@@ -175,7 +177,7 @@ public final class HintedHandoff implements AutoCloseable {
             long last = hints.get(hints.size() - 1).seq();
             store.delete(acknowledged).whenCompleteAsync((ignored, error) -> {
                 if (error == null) {
-                    delivered.get(peer).increment(acknowledged.size());
+                    delivered.computeIfAbsent(peer, metrics::hintsDelivered).increment(acknowledged.size());
                     sent += acknowledged.size();
                 }
                 if (error == null && allAcknowledged) {

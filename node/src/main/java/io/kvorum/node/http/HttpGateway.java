@@ -1,6 +1,5 @@
 package io.kvorum.node.http;
 
-import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.antientropy.RepairReport;
 import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.metrics.NodeMetrics;
@@ -53,7 +52,7 @@ public final class HttpGateway {
     /**
      * @param threads event-loop threads; 0 means one per core
      * @param status  the body of {@code GET /v0/status}, serialized as JSON
-     * @param cluster the body of {@code GET /v0/cluster}, serialized as JSON
+     * @param cluster the membership: {@code GET /v0/cluster}, its changes, and the bounds of {@code from}
      * @param repair  runs {@code POST /v0/repair}; completes with the report whether or not every peer was
      *                reached: its JSON summary answers 200, or 504 naming the peers that were not
      * @param metrics counts the client requests answered, reports those in progress, and is what
@@ -61,11 +60,11 @@ public final class HttpGateway {
      * @param tls     the files of the HTTPS certificate, or null to serve plain HTTP
      * @param tokens  the bearer tokens every request but {@code GET /v0/status} must carry, or null for none
      */
-    public HttpGateway(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
-                       int maxValueBytes, int threads, Supplier<NodeStatus> status, Supplier<ClusterView> cluster,
+    public HttpGateway(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
+                       int maxValueBytes, int threads, Supplier<NodeStatus> status,
                        Supplier<CompletableFuture<RepairReport>> repair, NodeMetrics metrics,
                        TlsFiles tls, BearerTokens tokens) {
-        this.router = new RequestRouter(coordinator, clusterSize, replicationFactor, clock, status, cluster, repair,
+        this.router = new RequestRouter(coordinator, cluster, clock, status, repair,
                 metrics::scrapeAsync);
         this.metering = RequestMetering.of(metrics);
         metrics.bindRequestsInFlight(inFlight::count);

@@ -60,6 +60,11 @@ final class RequestParams {
         return key;
     }
 
+    /** The {@code id} of a membership request: a member's id, as text. */
+    String memberId() {
+        return new String(keyParam("id"), StandardCharsets.UTF_8);
+    }
+
     /** A key-valued parameter that may be absent (null). */
     byte[] optionalKeyParam(String name) {
         return has(name) ? keyParam(name) : null;

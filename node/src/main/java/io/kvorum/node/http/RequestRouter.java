@@ -15,6 +15,7 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
@@ -28,15 +29,15 @@ import java.util.function.Supplier;
  * how its answer is written. Stateless apart from what it calls into; one per gateway, shared by
  * every connection. {@link #route} does not block, and reads the request only before it returns.
  *
+ * @param cluster the membership: {@code GET /v0/cluster}, its changes, and the bounds of {@code from}
  * @param status  the body of {@code GET /v0/status}
- * @param cluster the body of {@code GET /v0/cluster}: the membership as this node knows it
  * @param repair  runs {@code POST /v0/repair}; completes with the report whether or not every peer was
  *                reached (200, or 504 naming those that were not)
  * @param metrics the body of {@code GET /metrics}, in Prometheus' text format, rendered off the event loop
  *                ({@link NodeMetrics#scrapeAsync})
  */
-record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFactor, Clock clock,
-                     Supplier<NodeStatus> status, Supplier<ClusterView> cluster,
+record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
+                     Supplier<NodeStatus> status,
                      Supplier<CompletableFuture<RepairReport>> repair,
                      Supplier<CompletableFuture<String>> metrics) {
 
@@ -76,8 +77,18 @@ record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFa
                     ? Answer.now(Responses.json(HttpResponseStatus.OK, status.get()))
                     : Answer.now(Responses.methodNotAllowed("GET"));
             case "/v0/cluster" -> method.equals(HttpMethod.GET)
-                    ? Answer.now(Responses.json(HttpResponseStatus.OK, cluster.get()))
+                    ? Answer.now(Responses.json(HttpResponseStatus.OK, cluster.view()))
                     : Answer.now(Responses.methodNotAllowed("GET"));
+            case "/v0/cluster/leave" -> method.equals(HttpMethod.POST)
+                    ? Answer.later(cluster.leave(RequestParams.parse(rawQuery).memberId()).thenApply(RequestRouter::accepted))
+                    : Answer.now(Responses.methodNotAllowed("POST"));
+            case "/v0/cluster/remove" -> method.equals(HttpMethod.POST)
+                    ? Answer.later(cluster.remove(RequestParams.parse(rawQuery).memberId()).thenApply(RequestRouter::accepted))
+                    : Answer.now(Responses.methodNotAllowed("POST"));
+            case "/v0/cleanup" -> method.equals(HttpMethod.POST)
+                    ? Answer.later(cluster.cleanup().thenApply(dropped ->
+                            Responses.json(HttpResponseStatus.OK, Map.of("dropped", dropped))))
+                    : Answer.now(Responses.methodNotAllowed("POST"));
             case "/v0/repair" -> method.equals(HttpMethod.POST)
                     ? Answer.later(repair.get().thenApply(report ->
                             Responses.json(HttpResponseStatus.OK, RepairSummary.of(report.requireComplete()))))
@@ -90,6 +101,11 @@ record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFa
             default -> Answer.now(Responses.text(HttpResponseStatus.BAD_REQUEST, "unknown path '" + path
                     + "'; the API is /v0/entity, /v0/entities, /v0/status, /v0/cluster, /v0/repair and /metrics"));
         };
+    }
+
+    /** A change accepted: 202 with the membership it made. */
+    private static FullHttpResponse accepted(ClusterView membership) {
+        return Responses.json(HttpResponseStatus.ACCEPTED, membership);
     }
 
     /** The path of an origin-form target: up to the query, if there is one. */
@@ -114,7 +130,7 @@ record RequestRouter(Coordinator coordinator, int clusterSize, int replicationFa
 
     private Answer entity(HttpMethod method, RequestParams params, FullHttpRequest request) {
         byte[] key = params.key();
-        Quorum quorum = params.quorum(replicationFactor, clusterSize);
+        Quorum quorum = params.quorum(cluster.replicationFactor(), cluster.normalMembers());
         if (params.has("ttl") && !method.equals(HttpMethod.PUT)) {
             throw new BadRequestException("ttl is only allowed on PUT");
         }

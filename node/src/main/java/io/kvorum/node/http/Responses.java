@@ -82,6 +82,12 @@ final class Responses {
             case REPAIR_INCOMPLETE -> text(HttpResponseStatus.GATEWAY_TIMEOUT, "Repair incomplete: " + e.getMessage()
                     + completedRounds(e));
             case OVERLOADED -> overloaded(e.getMessage());
+            case CHANGE_IN_PROGRESS -> text(HttpResponseStatus.CONFLICT, e.getMessage());
+            case MEMBER_UNREACHABLE -> {
+                FullHttpResponse r = text(HttpResponseStatus.SERVICE_UNAVAILABLE, e.getMessage());
+                r.headers().set(HttpHeaderNames.RETRY_AFTER, RETRY_AFTER_SECONDS);
+                yield r;
+            }
         };
     }
 

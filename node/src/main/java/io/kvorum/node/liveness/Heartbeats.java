@@ -13,8 +13,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
-import java.util.stream.Collectors;
 
 /**
  * Keeps {@link PeerLiveness} current without client traffic: every {@code interval} each peer
@@ -42,7 +40,7 @@ public final class Heartbeats implements PingListener, AutoCloseable {
     private final Duration interval;
     private final Clock clock;
     private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
-    private volatile Map<String, PeerProbe> probes = Map.of();
+    private final Map<String, PeerProbe> probes = new ConcurrentHashMap<>();
     private volatile ScheduledFuture<?> ticks;
     private volatile boolean closed;
 
@@ -53,9 +51,27 @@ public final class Heartbeats implements PingListener, AutoCloseable {
         this.clock = clock;
     }
 
-    /** Starts the periodic heartbeats to these peers. Before this, pings received are answered at once. */
+    /** Heartbeats go to this peer too, from the next tick on. */
+    public void addPeer(PeerProbe probe) {
+        probes.put(probe.nodeId(), probe);
+    }
+
+    /** No more heartbeats to this peer, a member that left. */
+    public void removePeer(String peer) {
+        probes.remove(peer);
+    }
+
+    /** Adds these peers and starts. */
     public void start(Collection<? extends PeerProbe> peers) {
-        probes = peers.stream().collect(Collectors.toUnmodifiableMap(PeerProbe::nodeId, Function.identity()));
+        peers.forEach(this::addPeer);
+        start();
+    }
+
+    /**
+     * Starts the periodic heartbeats to the peers {@link #addPeer added}. Before this, pings received
+     * are answered at once.
+     */
+    public void start() {
         long ms = interval.toMillis();
         ticks = scheduler.scheduleWithFixedDelay(this::beat, ms, ms, TimeUnit.MILLISECONDS);
     }
@@ -112,6 +128,10 @@ public final class Heartbeats implements PingListener, AutoCloseable {
     /** One ping to a peer that {@link #inFlight} holds for it. */
     private void beat(String peer) {
         PeerProbe probe = probes.get(peer);
+        if (probe == null) {
+            inFlight.remove(peer); // it left
+            return;
+        }
         Kind kind = liveness.state(peer) == PeerLiveness.State.UP ? Kind.HEARTBEAT : Kind.RECONNECT;
         ping(probe, kind).whenComplete((ignored, error) -> inFlight.remove(peer));
     }

@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -61,7 +62,7 @@ public final class PeerLiveness {
 
     private final Clock clock;
     private final int missesToDown;
-    private final Map<String, Peer> peers = new TreeMap<>();
+    private final Map<String, Peer> peers = new ConcurrentSkipListMap<>();
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
 
     /**
@@ -76,6 +77,16 @@ public final class PeerLiveness {
         this.missesToDown = missesToDown;
         long now = clock.currentTimeMillis();
         peers.forEach(p -> this.peers.put(p, new Peer(now)));
+    }
+
+    /** Starts tracking a member that joined; its state is unknown until its first heartbeat. */
+    public void addPeer(String peer) {
+        peers.putIfAbsent(peer, new Peer(clock.currentTimeMillis()));
+    }
+
+    /** Stops tracking a member that left. */
+    public void removePeer(String peer) {
+        peers.remove(peer);
     }
 
     public void addListener(Listener listener) {

@@ -63,6 +63,11 @@ public final class LevelDbStore implements AutoCloseable {
         this.indexed = indexed;
     }
 
+    /** Whether it keeps the {@link BucketIndex} that maintained anti-entropy trees read. */
+    public boolean isIndexed() {
+        return indexed;
+    }
+
     /** Opens (creating if needed) the database in {@code dir}, with its {@link BucketIndex}. */
     public static LevelDbStore open(Path dir, boolean fsync, long cacheBytes) throws IOException {
         return open(dir, fsync, cacheBytes, true);

@@ -92,8 +92,11 @@ public final class StorageService implements AutoCloseable {
         return submit(new Mutation.Put(key, record));
     }
 
-    /** See {@link Mutation.Purge}. */
-    CompletableFuture<Boolean> purge(byte[] key, Record expected, Record replacement) {
+    /**
+     * Replaces {@code expected} with {@code replacement} (null: drops the key) if {@code expected} is
+     * still what is stored; see {@link Mutation.Purge}. For the expiry purge and cleanup.
+     */
+    public CompletableFuture<Boolean> purge(byte[] key, Record expected, Record replacement) {
         return submit(new Mutation.Purge(key, expected, replacement));
     }
 

@@ -1,5 +1,8 @@
 package io.kvorum.node.transport;
 
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.MembershipPeer;
+import io.kvorum.node.cluster.MembershipResponder;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
@@ -9,8 +12,6 @@ import io.kvorum.node.antientropy.AntiEntropyPeer;
 import io.kvorum.node.antientropy.AntiEntropyResponders;
 import io.kvorum.node.time.RequestTimer;
 import java.io.IOException;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
@@ -18,14 +19,17 @@ import java.util.concurrent.ScheduledExecutorService;
  * Production uses gRPC ({@code transport.grpc.GrpcTransport}); tests may plug in a transport of
  * their own, e.g. one in memory whose links they can delay, drop or cut (STYLE 3 and 12).
  *
- * <p>Per peer, a transport provides the four handles the core uses: a {@link Replica} (reads and
- * writes), a {@link RangeSource} (the peer's raw entries of a range), an {@link AntiEntropyPeer}
- * (anti-entropy rounds) and a {@link PeerProbe} (liveness). Contracts are those of each interface:
- * every call has a deadline, failures are reported through the returned futures and streams, and
- * nothing blocks the caller.
+ * <p>Per peer, a transport provides the handles the core uses ({@link Peer}): a {@link Replica}
+ * (reads and writes), a {@link RangeSource} (the peer's raw entries of a range), an
+ * {@link AntiEntropyPeer} (anti-entropy rounds), a {@link PeerProbe} (liveness) and a
+ * {@link MembershipPeer}. Contracts are those of each interface: every call has a deadline,
+ * failures are reported through the returned futures and streams, and nothing blocks the caller.
+ * Every request carries this node's cluster identity and membership epoch, read from
+ * {@link LocalServices#membership} when it is sent; an epoch seen on a request served is reported
+ * to it.
  *
- * <p>Lifecycle: {@link #start} once, then the handles; {@link #close()} (graceful) or
- * {@link #kill()} (a simulated crash) once.
+ * <p>Lifecycle: {@link #start} once, then {@link #connect} and {@link #disconnect} as members come
+ * and go; {@link #close()} (graceful) or {@link #kill()} (a simulated crash) once.
  */
 public interface PeerTransport {
 
@@ -40,28 +44,30 @@ public interface PeerTransport {
     }
 
     /** What this node serves to its peers. */
-    record LocalServices(Replica replica, RangeSource range, AntiEntropyResponders antiEntropy, PingListener pings) {
+    record LocalServices(Replica replica, RangeSource range, AntiEntropyResponders antiEntropy, PingListener pings,
+                         MembershipResponder membership) {
+    }
+
+    /** The handles of one connected peer. */
+    record Peer(String nodeId, Replica replica, RangeSource range, AntiEntropyPeer antiEntropy, PeerProbe probe,
+                MembershipPeer membership) {
     }
 
     /**
-     * Starts serving {@code local} to the peers and starts connecting to every peer (none waits for
-     * a first request).
+     * Starts serving {@code local} to the peers.
      *
      * @throws IOException when the transport cannot listen (e.g. its port is in use)
      */
     void start(LocalServices local) throws IOException;
 
-    /** The peers as replicas, by node id. */
-    Map<String, Replica> replicas();
+    /**
+     * Starts connecting to {@code member} (without waiting for a first request) and returns its
+     * handles. A member already connected is connected again only after {@link #disconnect}.
+     */
+    Peer connect(ClusterMember member);
 
-    /** The peers' raw range sources, by node id. */
-    Map<String, RangeSource> ranges();
-
-    /** The peers to run anti-entropy rounds with. */
-    List<AntiEntropyPeer> antiEntropyPeers();
-
-    /** One liveness probe per peer. */
-    List<PeerProbe> probes();
+    /** Closes the connection to a member that left, failing the calls still waiting for it. */
+    void disconnect(String peer);
 
     /**
      * Fails the requests waiting for a peer that was found down and drops what is buffered for it;

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -132,6 +133,7 @@ public final class MiniCluster implements AutoCloseable {
     private final Topology topology;
     private final Placement placement;
     private final Duration requestTimeout;
+    private final Map<NodeOption, String> extraOptions;
     private final Map<String, NodeConfig> configs = new LinkedHashMap<>();
     private final Map<String, SkewedClock> clocks = new LinkedHashMap<>();
     private final Map<String, KvorumNode> running = new ConcurrentHashMap<>();
@@ -144,6 +146,7 @@ public final class MiniCluster implements AutoCloseable {
         this.network = new SimulatedNetwork(seed);
         this.seed = seed;
         this.root = root;
+        this.extraOptions = Map.copyOf(extraOptions);
         int[] ports = Ports.freePorts(2 * n);
         List<String> entries = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -153,17 +156,24 @@ public final class MiniCluster implements AutoCloseable {
         this.topology = Topology.parse(spec);
         this.placement = new Placement(topology);
         for (ClusterMember m : topology.members()) {
-            Map<NodeOption, String> raw = new EnumMap<>(NodeOption.class);
-            raw.put(NodeOption.REQUEST_TIMEOUT, Long.toString(DEFAULT_REQUEST_TIMEOUT.toMillis()));
-            raw.put(NodeOption.HTTP_THREADS, "2"); // N nodes share two cores; one loop per core each is plenty
-            raw.putAll(extraOptions);
-            raw.put(NodeOption.CLUSTER, spec);
-            raw.put(NodeOption.NODE_ID, m.id());
-            raw.put(NodeOption.DATA_DIR, root.resolve(m.id()).toString());
-            configs.put(m.id(), NodeConfig.fromRaw(raw));
+            configs.put(m.id(), NodeConfig.fromRaw(options(m.id(), spec, false)));
             clocks.put(m.id(), new SkewedClock());
         }
         this.requestTimeout = configs.values().iterator().next().requestTimeout();
+    }
+
+    private Map<NodeOption, String> options(String id, String spec, boolean join) {
+        Map<NodeOption, String> raw = new EnumMap<>(NodeOption.class);
+        raw.put(NodeOption.REQUEST_TIMEOUT, Long.toString(DEFAULT_REQUEST_TIMEOUT.toMillis()));
+        raw.put(NodeOption.HTTP_THREADS, "2"); // N nodes share two cores; one loop per core each is plenty
+        raw.putAll(extraOptions);
+        raw.put(NodeOption.CLUSTER, spec);
+        raw.put(NodeOption.NODE_ID, id);
+        raw.put(NodeOption.DATA_DIR, root.resolve(id).toString());
+        if (join) {
+            raw.put(NodeOption.JOIN, "true");
+        }
+        return raw;
     }
 
     /** {@link #runWithNewCluster(NodeLauncher, int, Map, ThrowingConsumer)} over gRPC. */
@@ -311,6 +321,29 @@ public final class MiniCluster implements AutoCloseable {
             }
         }
         throw new IllegalStateException("no key with prefix " + prefix + " has preference " + leading);
+    }
+
+    /**
+     * Starts a new node, {@code n<N+1>}, with {@code --join} and {@code --cluster} naming itself and
+     * {@code seeds} (SPEC §8); returns its id once it answers {@code /v0/status}, that is once the
+     * cluster has accepted it as joining. It is a node of this cluster from then on ({@link #ids}).
+     */
+    public String join(List<String> seeds) throws Exception {
+        return join(seeds, UnaryOperator.identity());
+    }
+
+    /** As {@link #join(List)}, with the new node's configuration changed by {@code adjust} (tuning). */
+    public String join(List<String> seeds, UnaryOperator<NodeConfig> adjust) throws Exception {
+        String id = "n" + (configs.size() + 1);
+        int[] ports = Ports.freePorts(2);
+        List<String> entries = new ArrayList<>();
+        entries.add(id + "=" + HOST + ":" + ports[0] + ":" + ports[1]);
+        seeds.forEach(seed -> entries.add(member(seed).toString()));
+        configs.put(id, adjust.apply(NodeConfig.fromRaw(options(id, String.join(",", entries), true))));
+        clocks.put(id, new SkewedClock());
+        startNode(id);
+        awaitReady(id);
+        return id;
     }
 
     /** Graceful shutdown of a node ({@link KvorumNode#close()}); its data stays. */

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.node.cluster.InvalidTopologyException;
 import io.kvorum.node.cluster.Placement;
+import io.kvorum.node.cluster.PlacementPlan;
 import io.kvorum.node.coordinator.CoordinatorTest.FakeReplica;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.metrics.NodeMetrics.DigestFallback;
@@ -70,7 +71,7 @@ class DigestReadTest {
     }
 
     private Coordinator coordinator(Duration timeout) {
-        return new Coordinator("n1", placement, Map.copyOf(fakes), hlc, clock, timeout, RequestTimer.of(timer),
+        return new Coordinator("n1", PlacementPlan.of(placement), Map.copyOf(fakes), hlc, clock, timeout, RequestTimer.of(timer),
                 null, HintSink.NONE, metrics);
     }
 

@@ -53,7 +53,7 @@ class RequestRouterTest {
         Coordinator coordinator = new Coordinator("n1", new Placement(Topology.parse("n1=127.0.0.1:8081:9081")),
                 Map.of("n1", replica), new HybridLogicalClock(clock), clock, Duration.ofSeconds(30),
                 (task, delay, unit) -> () -> { }, (start, end) -> new ListStream(rangeEntries));
-        RequestRouter router = new RequestRouter(coordinator, 1, 1, clock, () -> status, () -> cluster, () -> repair,
+        RequestRouter router = new RequestRouter(coordinator, ClusterAdmin.fixed(() -> cluster, 1, 1), clock, () -> status, () -> repair,
                 () -> CompletableFuture.completedFuture(""));
         connection = new EmbeddedConnection(router::route);
     }

@@ -8,6 +8,8 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.kvorum.node.cluster.MembershipResponder;
+import io.kvorum.proto.ChangeRequest;
 import io.kvorum.proto.RequestHeader;
 
 /**
@@ -16,13 +18,25 @@ import io.kvorum.proto.RequestHeader;
  * cluster's id, and a later message that carries one must agree. A refused call is closed with
  * {@code PERMISSION_DENIED} before its service sees anything, and logged ({@link ForeignClusterLog},
  * rate-limited). Services therefore never check the cluster id themselves.
+ *
+ * <p>One exception: a {@code JOIN} change comes from a new node that does not know the cluster's
+ * identity yet, and is accepted when its header names this cluster's {@code --cluster-name}.
+ * The epoch of every accepted header is reported to the node's membership, which fetches a newer
+ * one from the sender (SPEC §8).
  */
 final class ClusterCheck implements ServerInterceptor {
 
     private final ForeignClusterLog refusals;
+    /** Null in tests that serve one service without a membership. */
+    private final MembershipResponder membership;
 
     ClusterCheck(ForeignClusterLog refusals) {
+        this(refusals, null);
+    }
+
+    ClusterCheck(ForeignClusterLog refusals, MembershipResponder membership) {
         this.refusals = refusals;
+        this.membership = membership;
     }
 
     @Override
@@ -39,8 +53,12 @@ final class ClusterCheck implements ServerInterceptor {
                     return;
                 }
                 RequestHeader header = headerOf(message);
-                boolean accepted = header != null ? refusals.accepts(traffic, header) : !first;
+                boolean accepted = header == null ? !first
+                        : isJoin(message, header) || refusals.accepts(traffic, header);
                 first = false;
+                if (accepted && header != null && header.getEpoch() > 0 && membership != null) {
+                    membership.sawEpoch(header.getSender(), header.getEpoch());
+                }
                 if (!accepted) {
                     refused = true;
                     call.close(Status.PERMISSION_DENIED.withDescription("this node belongs to cluster "
@@ -58,6 +76,13 @@ final class ClusterCheck implements ServerInterceptor {
                 }
             }
         };
+    }
+
+    /** A new node's request to join, naming this cluster's name. */
+    private boolean isJoin(Object message, RequestHeader header) {
+        return membership != null && message instanceof ChangeRequest change
+                && change.getKind() == ChangeRequest.Kind.JOIN
+                && header.getClusterName().equals(membership.membership().clusterName());
     }
 
     /** The header in field 1 of an internal request, or null when the message carries none. */

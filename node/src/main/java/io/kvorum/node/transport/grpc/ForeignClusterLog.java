@@ -4,6 +4,7 @@ import io.kvorum.proto.RequestHeader;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,16 +18,22 @@ final class ForeignClusterLog {
     private static final Logger log = LoggerFactory.getLogger(ForeignClusterLog.class);
     private static final long INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
 
-    private final String clusterId;
+    private final Supplier<String> clusterId;
     private final Map<String, Long> lastLogged = new ConcurrentHashMap<>();
 
     ForeignClusterLog(String clusterId) {
+        this(() -> clusterId);
+    }
+
+    /** @param clusterId this node's cluster identity as it is now (a joining node learns it) */
+    ForeignClusterLog(Supplier<String> clusterId) {
         this.clusterId = clusterId;
     }
 
     /** Whether the header is of this cluster; logs (rate-limited) when it is not. */
     boolean accepts(String traffic, RequestHeader header) {
-        if (clusterId.equals(header.getClusterId())) {
+        String ours = clusterId.get();
+        if (ours.equals(header.getClusterId())) {
             return true;
         }
         long now = System.nanoTime();
@@ -36,12 +43,12 @@ final class ForeignClusterLog {
             lastLogged.put(key, now);
             log.warn("refusing {} from node '{}' of another cluster (its cluster id {}, ours {}): "
                     + "every node must be started with the same --cluster", traffic, header.getSender(),
-                    header.getClusterId(), clusterId);
+                    header.getClusterId(), ours);
         }
         return false;
     }
 
     String clusterId() {
-        return clusterId;
+        return clusterId.get();
     }
 }

@@ -1,25 +1,20 @@
 package io.kvorum.node.transport.grpc;
 
+import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
-import io.kvorum.node.antientropy.AntiEntropyPeer;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.Tuning;
-import io.kvorum.node.coordinator.RangeSource;
-import io.kvorum.node.coordinator.Replica;
-import io.kvorum.node.liveness.PeerProbe;
 import io.kvorum.node.security.TlsFiles;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -27,7 +22,8 @@ import java.util.concurrent.TimeUnit;
  * The production {@link PeerTransport}: a gRPC server that serves this node's replica, range
  * scans, anti-entropy and liveness pings to its peers, and per peer one channel shared by a
  * {@link GrpcPeerReplica}, a {@link GrpcRangeSource}, a {@link GrpcAntiEntropyPeer} and a
- * {@link GrpcPeerProbe}. Every channel starts connecting at {@link #start}. Its limits and
+ * {@link GrpcPeerProbe} and a {@link GrpcMembershipPeer}. A channel starts connecting when its
+ * peer is {@link #connect connected}. Its limits and
  * deadlines are {@link Tuning.Grpc}.
  */
 public final class GrpcTransport implements PeerTransport {
@@ -39,10 +35,17 @@ public final class GrpcTransport implements PeerTransport {
     private final ScheduledExecutorService scheduler;
     private final RequestTimer deadlines;
     private Server server;
-    private final List<GrpcPeerReplica> peers = new ArrayList<>();
-    private final Map<String, RangeSource> peerRanges = new HashMap<>();
-    private final List<AntiEntropyPeer> antiEntropyPeers = new ArrayList<>();
-    private final List<PeerProbe> probes = new ArrayList<>();
+    private LocalIdentity identity;
+    private ChannelCredentials credentials;
+    private final Map<String, Connected> peers = new ConcurrentHashMap<>();
+
+    /** One peer's channel and the replica client that owns its stream. */
+    private record Connected(ManagedChannel channel, GrpcPeerReplica replica) {
+        void close() {
+            replica.close();
+            channel.shutdownNow();
+        }
+    }
 
     /**
      * @param scheduler runs the per-batch timeouts of range scans
@@ -54,72 +57,72 @@ public final class GrpcTransport implements PeerTransport {
         this.deadlines = deadlines;
     }
 
-    /** Binds this node's gRPC port (of its {@code --cluster} entry) and opens a channel to every peer. */
+    /** Binds this node's gRPC port (of its {@code --cluster} entry). */
     @Override
     public void start(LocalServices local) throws IOException {
-        String clusterId = config.clusterIdentity();
+        identity = LocalIdentity.of(local.membership());
         Tuning.Grpc tuning = config.tuning().grpc();
-        int maxMessage = config.maxValueBytes() + tuning.messageOverheadBytes();
         TlsFiles tls = config.security().tls(); // with TLS: mutual, a peer without a certificate of the CA is refused
+        credentials = GrpcTls.client(tls);
         server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), config.self().grpcPort()),
                         GrpcTls.server(tls))
                 .addService(new ReplicationService(local.replica()))
                 .addService(new LivenessService(local.pings()))
                 .addService(new RangeService(local.range(), tuning.rangeMessageBytes()))
                 .addService(new AntiEntropyGrpcService(local.antiEntropy()))
-                .intercept(new ClusterCheck(new ForeignClusterLog(clusterId)))
+                .addService(new MembershipGrpcService(local.membership()))
+                .intercept(new ClusterCheck(new ForeignClusterLog(identity::clusterId), local.membership()))
                 .directExecutor() // handlers only enqueue storage work; they never block
-                .maxInboundMessageSize(maxMessage)
+                .maxInboundMessageSize(maxMessage())
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build()
                 .start();
-        String selfId = config.self().id();
-        for (ClusterMember m : config.topology().members()) {
-            if (m.id().equals(selfId)) {
-                continue;
-            }
-            ManagedChannel channel = NettyChannelBuilder.forAddress(m.host(), m.grpcPort(), GrpcTls.client(tls))
-                    .directExecutor() // answers complete futures whose continuations are short
-                    .maxInboundMessageSize(maxMessage)
-                    .keepAliveTime(10, TimeUnit.SECONDS)
-                    .keepAliveTimeout(5, TimeUnit.SECONDS)
-                    .build();
-            channel.getState(true); // connect now, not on the first request
-            PeerChannel peer = new PeerChannel(m.id(), selfId, clusterId, channel);
-            peers.add(new GrpcPeerReplica(peer, deadlines, config.requestTimeout(),
-                    tuning.maxInFlightPerPeer(), Math.max(tuning.maxInFlightBytesPerPeer(), 4L * maxMessage)));
-            peerRanges.put(m.id(), new GrpcRangeSource(peer, scheduler, config.requestTimeout()));
-            antiEntropyPeers.add(new GrpcAntiEntropyPeer(peer, tuning.antiEntropyRoundDeadline()));
-            probes.add(new GrpcPeerProbe(peer, tuning.pingTimeout()));
+    }
+
+    private int maxMessage() {
+        return config.maxValueBytes() + config.tuning().grpc().messageOverheadBytes();
+    }
+
+    @Override
+    public Peer connect(ClusterMember m) {
+        Tuning.Grpc tuning = config.tuning().grpc();
+        int maxMessage = maxMessage();
+        ManagedChannel channel = NettyChannelBuilder.forAddress(m.host(), m.grpcPort(), credentials)
+                .directExecutor() // answers complete futures whose continuations are short
+                .maxInboundMessageSize(maxMessage)
+                .keepAliveTime(10, TimeUnit.SECONDS)
+                .keepAliveTimeout(5, TimeUnit.SECONDS)
+                .build();
+        channel.getState(true); // connect now, not on the first request
+        PeerChannel peer = new PeerChannel(m.id(), config.self().id(), identity, channel);
+        GrpcPeerReplica replica = new GrpcPeerReplica(peer, deadlines, config.requestTimeout(),
+                tuning.maxInFlightPerPeer(), Math.max(tuning.maxInFlightBytesPerPeer(), 4L * maxMessage));
+        Connected previous = peers.put(m.id(), new Connected(channel, replica));
+        if (previous != null) {
+            previous.close();
+        }
+        return new Peer(m.id(), replica, new GrpcRangeSource(peer, scheduler, config.requestTimeout()),
+                new GrpcAntiEntropyPeer(peer, tuning.antiEntropyRoundDeadline()),
+                new GrpcPeerProbe(peer, tuning.pingTimeout()),
+                new GrpcMembershipPeer(peer, config.tuning().changes().proposalTimeout(),
+                        config.tuning().changes().changeDeadline()));
+    }
+
+    @Override
+    public void disconnect(String peer) {
+        Connected c = peers.remove(peer);
+        if (c != null) {
+            c.close();
         }
     }
 
     @Override
-    public List<AntiEntropyPeer> antiEntropyPeers() {
-        return List.copyOf(antiEntropyPeers);
-    }
-
-    @Override
-    public Map<String, Replica> replicas() {
-        Map<String, Replica> byId = new HashMap<>();
-        peers.forEach(p -> byId.put(p.nodeId(), p));
-        return byId;
-    }
-
-    @Override
-    public Map<String, RangeSource> ranges() {
-        return Map.copyOf(peerRanges);
-    }
-
-    @Override
-    public List<PeerProbe> probes() {
-        return List.copyOf(probes);
-    }
-
-    @Override
     public void abandonStream(String peer) {
-        peers.stream().filter(p -> p.nodeId().equals(peer)).forEach(GrpcPeerReplica::abandonStream);
+        Connected c = peers.get(peer);
+        if (c != null) {
+            c.replica().abandonStream();
+        }
     }
 
     @Override
@@ -131,7 +134,7 @@ public final class GrpcTransport implements PeerTransport {
                 server.awaitTermination(1, TimeUnit.SECONDS);
             }
         }
-        peers.forEach(GrpcPeerReplica::close);
+        peers.values().forEach(c -> c.replica().close());
     }
 
     /**
@@ -143,7 +146,7 @@ public final class GrpcTransport implements PeerTransport {
         if (server != null) {
             server.shutdownNow();
         }
-        peers.forEach(GrpcPeerReplica::close);
+        peers.values().forEach(c -> c.replica().close());
         try {
             if (server != null) {
                 server.awaitTermination(1, TimeUnit.SECONDS);

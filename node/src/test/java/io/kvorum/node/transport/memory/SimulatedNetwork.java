@@ -62,7 +62,7 @@ public final class SimulatedNetwork implements PeerTransport.Factory, AutoClosea
 
     @Override
     public PeerTransport create(NodeConfig config, ScheduledExecutorService scheduler, RequestTimer deadlines) {
-        return new SimulatedTransport(this, config, config.clusterIdentity(), scheduler, deadlines);
+        return new SimulatedTransport(this, config, scheduler, deadlines);
     }
 
     // ---- faults, by node id: from -> to ----

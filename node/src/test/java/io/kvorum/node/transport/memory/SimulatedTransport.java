@@ -1,6 +1,10 @@
 package io.kvorum.node.transport.memory;
 
 import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.Membership;
+import io.kvorum.node.cluster.MembershipChange;
+import io.kvorum.node.cluster.MembershipChangeException;
+import io.kvorum.node.cluster.MembershipPeer;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
@@ -14,6 +18,7 @@ import io.kvorum.node.model.Record;
 import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
+import io.kvorum.node.util.Failures;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,18 +47,16 @@ final class SimulatedTransport implements PeerTransport {
     private final SimulatedNetwork network;
     private final NodeConfig config;
     private final String selfId;
-    private final String clusterId;
     private final String address;
     private final RequestTimer deadlines;
     private final Map<String, Set<CompletableFuture<?>>> pendingByPeer = new ConcurrentHashMap<>();
     private volatile LocalServices local;
 
-    SimulatedTransport(SimulatedNetwork network, NodeConfig config, String clusterId,
+    SimulatedTransport(SimulatedNetwork network, NodeConfig config,
                        ScheduledExecutorService scheduler, RequestTimer deadlines) {
         this.network = network;
         this.config = config;
         this.selfId = config.self().id();
-        this.clusterId = clusterId;
         this.address = addressOf(config.self());
         this.deadlines = deadlines;
     }
@@ -66,8 +69,17 @@ final class SimulatedTransport implements PeerTransport {
         return selfId;
     }
 
+    /** This node's cluster identity as it is now (a joining node learns it). */
     String clusterId() {
-        return clusterId;
+        return local.membership().membership().identity();
+    }
+
+    private String clusterName() {
+        return local.membership().membership().clusterName();
+    }
+
+    private long epoch() {
+        return local.membership().membership().epoch();
     }
 
     LocalServices local() {
@@ -76,7 +88,7 @@ final class SimulatedTransport implements PeerTransport {
 
     /** Whether a request of cluster {@code senderCluster} is served here. */
     boolean accepts(String senderCluster) {
-        return clusterId.equals(senderCluster);
+        return clusterId().equals(senderCluster);
     }
 
     @Override
@@ -85,36 +97,15 @@ final class SimulatedTransport implements PeerTransport {
         network.register(address, this);
     }
 
-    private List<ClusterMember> peers() {
-        return config.topology().members().stream().filter(m -> !m.id().equals(selfId)).toList();
+    @Override
+    public Peer connect(ClusterMember m) {
+        return new Peer(m.id(), new SimReplica(m), (start, end) -> new SimRangeStream(m, start, end),
+                new SimulatedAntiEntropyPeer(network, this, m), new SimProbe(m), new SimMembershipPeer(m));
     }
 
     @Override
-    public Map<String, Replica> replicas() {
-        Map<String, Replica> out = new HashMap<>();
-        peers().forEach(m -> out.put(m.id(), new SimReplica(m)));
-        return out;
-    }
-
-    @Override
-    public Map<String, RangeSource> ranges() {
-        Map<String, RangeSource> out = new HashMap<>();
-        peers().forEach(m -> out.put(m.id(), (start, end) -> new SimRangeStream(m, start, end)));
-        return out;
-    }
-
-    @Override
-    public List<AntiEntropyPeer> antiEntropyPeers() {
-        List<AntiEntropyPeer> out = new ArrayList<>();
-        peers().forEach(m -> out.add(new SimulatedAntiEntropyPeer(network, this, m)));
-        return out;
-    }
-
-    @Override
-    public List<PeerProbe> probes() {
-        List<PeerProbe> out = new ArrayList<>();
-        peers().forEach(m -> out.add(new SimProbe(m)));
-        return out;
+    public void disconnect(String peer) {
+        failPending(peer, peer + " is no longer a member");
     }
 
     @Override
@@ -149,6 +140,18 @@ final class SimulatedTransport implements PeerTransport {
      */
     <T> CompletableFuture<T> call(ClusterMember peer, SimulatedNetwork.Kind kind, Duration timeout,
                                   Function<SimulatedTransport, CompletableFuture<T>> op) {
+        return call(peer, kind, timeout, false, op);
+    }
+
+    /**
+     * @param join a new node's request to join, which names the cluster by its name alone, as it
+     *             does not know the identity yet (as {@code ClusterCheck} allows over gRPC)
+     */
+    private <T> CompletableFuture<T> call(ClusterMember peer, SimulatedNetwork.Kind kind, Duration timeout, boolean join,
+                                          Function<SimulatedTransport, CompletableFuture<T>> op) {
+        String senderCluster = clusterId();
+        String senderName = clusterName();
+        long senderEpoch = epoch();
         CompletableFuture<T> result = new CompletableFuture<>();
         SimulatedTransport target = network.endpoint(addressOf(peer));
         if (target == null || network.endpoint(address) != this) {
@@ -169,11 +172,12 @@ final class SimulatedTransport implements PeerTransport {
             if (network.endpoint(addressOf(peer)) != target) {
                 return; // the peer died in flight: the request is lost
             }
-            if (!target.accepts(clusterId)) {
+            if (join ? !target.clusterName().equals(senderName) : !target.accepts(senderCluster)) {
                 network.send(peer.id(), selfId, SimulatedNetwork.Kind.ANSWER, () -> result.completeExceptionally(new ReplicaUnavailableException(
                         peer.id() + " refused us: it belongs to another cluster")));
                 return;
             }
+            target.local().membership().sawEpoch(selfId, senderEpoch);
             CompletableFuture<T> answer;
             try {
                 answer = op.apply(target);
@@ -219,6 +223,46 @@ final class SimulatedTransport implements PeerTransport {
         public CompletableFuture<Boolean> write(byte[] key, Record record) {
             return call(peer, SimulatedNetwork.Kind.WRITE, config.requestTimeout(),
                     t -> t.local().replica().write(key, record));
+        }
+    }
+
+    /** A peer's membership service, reached through the network. */
+    private final class SimMembershipPeer implements MembershipPeer {
+        private final ClusterMember peer;
+
+        SimMembershipPeer(ClusterMember peer) {
+            this.peer = peer;
+        }
+
+        @Override
+        public CompletableFuture<Membership> fetch() {
+            return unavailableOnFailure(call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(3),
+                    t -> CompletableFuture.completedFuture(t.local().membership().membership())));
+        }
+
+        @Override
+        public CompletableFuture<Void> propose(Membership next) {
+            return unavailableOnFailure(call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(3),
+                    t -> t.local().membership().adopt(next)));
+        }
+
+        @Override
+        public CompletableFuture<Membership> change(MembershipChange change) {
+            return unavailableOnFailure(call(peer, SimulatedNetwork.Kind.PING, config.tuning().changes().changeDeadline(),
+                    change.kind() == MembershipChange.Kind.JOIN, t -> t.local().membership().change(change)));
+        }
+
+        /** As over gRPC: a refused change stays what it is; anything else means the peer was not reached. */
+        private <T> CompletableFuture<T> unavailableOnFailure(CompletableFuture<T> call) {
+            return call.handle((value, error) -> {
+                if (error == null) {
+                    return CompletableFuture.completedFuture(value);
+                }
+                Throwable t = Failures.unwrap(error);
+                return CompletableFuture.<T>failedFuture(t instanceof MembershipChangeException ? t
+                        : new MembershipChangeException(MembershipChangeException.Reason.UNAVAILABLE,
+                                peer.id() + " is unreachable (" + t.getMessage() + ")"));
+            }).thenCompose(f -> f);
         }
     }
 

@@ -1,0 +1,360 @@
+package io.kvorum.node.cluster;
+
+import io.kvorum.node.cluster.MembershipChangeException.Reason;
+import io.kvorum.node.util.Failures;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The membership a node runs with, and the node's part in changing it (SPEC §8).
+ *
+ * <p>Adopting: a membership of a later epoch, proposed by the change coordinator or fetched from a
+ * peer whose requests carry a later epoch, is stored in the data dir, then handed to the listeners
+ * (which connect new members and re-place keys), and only then acknowledged. Adoption runs on one
+ * thread, {@code executor}, in epoch order; an epoch not newer than the node's is ignored.
+ *
+ * <p>Changing: one member, the change coordinator (the lowest id among the current members, not
+ * counting a member being removed), runs every change, one at a time; any other member forwards a
+ * change to it. The coordinator first asks every member for its membership, so that a change with a
+ * member unreachable is refused before anything moved (503), then adopts the change's first epoch
+ * and proposes it to every member. A change that finds another in progress is refused (409), and
+ * that is checked first.
+ */
+public final class ClusterMembership implements MembershipResponder {
+
+    private static final Logger log = LoggerFactory.getLogger(ClusterMembership.class);
+
+    private final String selfId;
+    private final MembershipStore store;
+    private final Executor executor;
+    private final List<Consumer<Membership>> listeners = new CopyOnWriteArrayList<>();
+    private final AtomicBoolean fetching = new AtomicBoolean();
+    private final AtomicBoolean changing = new AtomicBoolean();
+    private volatile Function<String, MembershipPeer> peers = id -> null;
+    private volatile Membership current;
+
+    /**
+     * @param stored   the membership stored in the data dir (or seeded from the options)
+     * @param executor runs adoptions and changes, one at a time
+     */
+    public ClusterMembership(String selfId, Membership stored, MembershipStore store, Executor executor) {
+        this.selfId = selfId;
+        this.current = stored;
+        this.store = store;
+        this.executor = executor;
+    }
+
+    /** Where the peers' membership services are, by id (null for one that is not connected). */
+    public void usePeers(Function<String, MembershipPeer> peers) {
+        this.peers = peers;
+    }
+
+    /** Called with each membership adopted, on the adopting thread, before it is acknowledged. */
+    public void addListener(Consumer<Membership> listener) {
+        listeners.add(listener);
+    }
+
+    public String selfId() {
+        return selfId;
+    }
+
+    @Override
+    public Membership membership() {
+        return current;
+    }
+
+    @Override
+    public CompletableFuture<Void> adopt(Membership proposed) {
+        return CompletableFuture.runAsync(() -> adoptNow(proposed), executor);
+    }
+
+    /**
+     * Takes {@code joined}, the answer to this node's request to join, as its membership: the
+     * cluster's identity and replication factor replace what the options seeded.
+     */
+    public CompletableFuture<Void> adoptJoined(Membership joined) {
+        return CompletableFuture.runAsync(() -> install(joined), executor);
+    }
+
+    private void adoptNow(Membership proposed) {
+        Membership m = current;
+        if (!proposed.identity().equals(m.identity())) {
+            throw new MembershipChangeException(Reason.INVALID, "membership of another cluster (identity "
+                    + proposed.identity() + ", ours " + m.identity() + ")");
+        }
+        if (proposed.epoch() < m.epoch() || proposed.equals(m)) {
+            return;
+        }
+        if (proposed.epoch() == m.epoch()) {
+            throw new MembershipChangeException(Reason.IN_PROGRESS, "epoch " + m.epoch() + " is another membership here");
+        }
+        install(proposed);
+    }
+
+    private void install(Membership next) {
+        try {
+            store.store(next);
+        } catch (IOException e) {
+            throw new MembershipChangeException(Reason.UNAVAILABLE, selfId + " cannot store the membership: " + e.getMessage());
+        }
+        Membership before = current;
+        current = next;
+        log.info("membership epoch {} adopted (was {}): {}", next.epoch(), before.epoch(), describe(next));
+        for (Consumer<Membership> listener : listeners) {
+            listener.accept(next);
+        }
+    }
+
+    static String describe(Membership m) {
+        StringBuilder b = new StringBuilder();
+        for (ClusterMember member : m.topology().members()) {
+            if (!b.isEmpty()) {
+                b.append(", ");
+            }
+            b.append(member.id()).append(' ').append(m.state(member.id()).jsonName());
+        }
+        return b.append(m.readsFromComing() ? " (reads from the coming membership)" : "").toString();
+    }
+
+    @Override
+    public void sawEpoch(String sender, long epoch) {
+        if (epoch <= current.epoch() || !fetching.compareAndSet(false, true)) {
+            return;
+        }
+        MembershipPeer peer = peers.apply(sender);
+        if (peer == null) {
+            peer = anyPeer(); // a member this node does not know yet: any peer knows the epoch by now or soon
+        }
+        if (peer == null) {
+            fetching.set(false);
+            return;
+        }
+        peer.fetch().thenCompose(this::adopt).whenComplete((ignored, error) -> {
+            fetching.set(false);
+            if (error != null) {
+                log.info("could not fetch membership epoch {} from {}: {}", epoch, sender,
+                        Failures.unwrap(error).getMessage());
+            }
+        });
+    }
+
+    private MembershipPeer anyPeer() {
+        for (ClusterMember m : current.topology().members()) {
+            MembershipPeer p = m.id().equals(selfId) ? null : peers.apply(m.id());
+            if (p != null) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public CompletableFuture<Membership> change(MembershipChange change) {
+        Membership m = current;
+        String coordinator = coordinatorFor(m, change);
+        if (coordinator == null) {
+            return failed(Reason.INVALID, "no member can coordinate removing the last member");
+        }
+        if (coordinator.equals(selfId)) {
+            return coordinate(change);
+        }
+        MembershipPeer peer = peers.apply(coordinator);
+        if (peer == null) {
+            return failed(Reason.UNAVAILABLE, "the change coordinator " + coordinator + " is unreachable");
+        }
+        return peer.change(change);
+    }
+
+    /** The lowest id among the current members, not counting one being removed. */
+    static String coordinatorFor(Membership m, MembershipChange change) {
+        return m.current().members().stream()
+                .map(ClusterMember::id)
+                .filter(id -> change.kind() != MembershipChange.Kind.REMOVE || !id.equals(change.member().id()))
+                .min(String::compareTo)
+                .orElse(null);
+    }
+
+    private CompletableFuture<Membership> coordinate(MembershipChange change) {
+        if (!changing.compareAndSet(false, true)) {
+            return failed(Reason.IN_PROGRESS, "another membership change is in progress on the change coordinator; one change at a time");
+        }
+        CompletableFuture<Membership> result;
+        try {
+            result = CompletableFuture.supplyAsync(() -> firstStep(current, change), executor)
+                    .thenCompose(next -> next == current ? CompletableFuture.completedFuture(next) : run(change, next));
+        } catch (RuntimeException e) {
+            result = CompletableFuture.failedFuture(e);
+        }
+        return result.whenComplete((m, error) -> changing.set(false));
+    }
+
+    /** The change's first epoch, or {@code m} itself when the change is already made (a retry). */
+    private Membership firstStep(Membership m, MembershipChange change) {
+        ClusterMember member = change.member();
+        MemberState state = m.state(member.id());
+        ClusterMember changing = m.changing();
+        switch (change.kind()) {
+            case JOIN -> {
+                if (state == MemberState.JOINING && m.topology().member(member.id()).equals(member)) {
+                    return m; // the new node asks again, e.g. after a restart
+                }
+                requireNoChange(m, "join " + member.id());
+                if (state != null) {
+                    throw new MembershipChangeException(Reason.INVALID, member.id() + " is a member already");
+                }
+                for (ClusterMember other : m.topology().members()) {
+                    if (other.host().equals(member.host())
+                            && (other.httpPort() == member.httpPort() || other.grpcPort() == member.grpcPort()
+                                || other.httpPort() == member.grpcPort() || other.grpcPort() == member.httpPort())) {
+                        throw new MembershipChangeException(Reason.INVALID, member + " uses an address of member " + other.id());
+                    }
+                }
+                return m.withJoining(member);
+            }
+            case LEAVE -> {
+                if (state == MemberState.LEAVING) {
+                    return m;
+                }
+                requireNoChange(m, "leave " + member.id());
+                requireMember(m, member.id());
+                if (m.normalCount() <= 1) {
+                    throw new MembershipChangeException(Reason.INVALID, member.id() + " is the last member; it cannot leave");
+                }
+                return m.withLeaving(member.id());
+            }
+            case REMOVE -> {
+                if (changing != null && !changing.id().equals(member.id())) {
+                    throw inProgress(m, "remove " + member.id());
+                }
+                requireMember(m, member.id());
+                if (state == MemberState.NORMAL && m.normalCount() <= 1) {
+                    throw new MembershipChangeException(Reason.INVALID, member.id() + " is the last member; it cannot be removed");
+                }
+                return m.withRemoved(member.id());
+            }
+            case MOVED -> {
+                if (changing == null && state == MemberState.NORMAL) {
+                    return m; // completed already: the moving member asks again
+                }
+                if (changing == null || !changing.id().equals(member.id())) {
+                    throw new MembershipChangeException(Reason.INVALID, member.id() + " is not joining or leaving");
+                }
+                return m.readsFromComing() ? m.completed() : m.withReadsFromComing();
+            }
+            default -> throw new IllegalArgumentException("unknown change " + change.kind());
+        }
+    }
+
+    private static void requireNoChange(Membership m, String what) {
+        if (m.inChange()) {
+            throw inProgress(m, what);
+        }
+    }
+
+    private static MembershipChangeException inProgress(Membership m, String what) {
+        ClusterMember c = m.changing();
+        return new MembershipChangeException(Reason.IN_PROGRESS, "cannot " + what + ": " + c.id() + " is "
+                + m.state(c.id()).jsonName() + " (epoch " + m.epoch() + "); one change at a time");
+    }
+
+    private static void requireMember(Membership m, String id) {
+        if (m.state(id) == null) {
+            throw new MembershipChangeException(Reason.INVALID, id + " is not a member (members: "
+                    + m.topology().members().stream().map(ClusterMember::id).toList() + ")");
+        }
+    }
+
+    /**
+     * Checks that every member this change needs answers, then adopts {@code next} and proposes it
+     * to them. A MOVED goes on to the completing epoch once every member has the one that switched
+     * the reads: two members must never be more than one step of a change apart.
+     */
+    private CompletableFuture<Membership> run(MembershipChange change, Membership next) {
+        List<Membership> steps = new ArrayList<>();
+        if (change.kind() == MembershipChange.Kind.MOVED && !next.inChange()) {
+            steps.add(current); // reads switched here already: make sure every member has it too
+        }
+        steps.add(next);
+        if (change.kind() == MembershipChange.Kind.MOVED && next.inChange()) {
+            steps.add(next.completed());
+        }
+        CompletableFuture<Membership> chain = reachable(current, change).thenApply(v -> null);
+        for (Membership step : steps) {
+            chain = chain.thenCompose(previous -> adoptAndPropose(step, change));
+        }
+        return chain;
+    }
+
+    /** The members that must acknowledge a change: all but this node and a member being removed. */
+    private List<ClusterMember> participants(Membership m, MembershipChange change) {
+        List<ClusterMember> out = new ArrayList<>();
+        for (ClusterMember member : m.topology().members()) {
+            boolean removed = change.kind() == MembershipChange.Kind.REMOVE && member.id().equals(change.member().id());
+            boolean newcomer = change.kind() == MembershipChange.Kind.JOIN && member.id().equals(change.member().id());
+            if (!member.id().equals(selfId) && !removed && !newcomer) {
+                out.add(member);
+            }
+        }
+        return out;
+    }
+
+    /** Fails with 503 naming the participants that do not answer, or that know another epoch. */
+    private CompletableFuture<Void> reachable(Membership m, MembershipChange change) {
+        List<ClusterMember> members = participants(m, change);
+        List<CompletableFuture<String>> answers = new ArrayList<>();
+        for (ClusterMember member : members) {
+            MembershipPeer peer = peers.apply(member.id());
+            CompletableFuture<String> answer = peer == null
+                    ? CompletableFuture.completedFuture(member.id() + " (not connected)")
+                    : peer.fetch().handle((theirs, error) -> error != null ? member.id() + " (unreachable)"
+                            : theirs.epoch() > m.epoch() ? member.id() + " (knows a newer epoch, " + theirs.epoch() + ")"
+                            : null);
+            answers.add(answer);
+        }
+        return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).thenAccept(v -> {
+            List<String> missing = answers.stream().map(CompletableFuture::join).filter(Objects::nonNull).toList();
+            if (!missing.isEmpty()) {
+                throw new MembershipChangeException(Reason.UNAVAILABLE, "every member must acknowledge a change; "
+                        + "not reached: " + String.join(", ", missing));
+            }
+        });
+    }
+
+    /**
+     * Adopts {@code next} here and proposes it to every participant; completes with it once all
+     * acknowledged, or fails with 503 naming those that did not (they learn it from their peers).
+     */
+    private CompletableFuture<Membership> adoptAndPropose(Membership next, MembershipChange change) {
+        return adopt(next).thenCompose(v -> {
+            List<ClusterMember> members = participants(next, change);
+            List<CompletableFuture<String>> acks = new ArrayList<>();
+            for (ClusterMember member : members) {
+                MembershipPeer peer = peers.apply(member.id());
+                acks.add(peer == null ? CompletableFuture.completedFuture(member.id())
+                        : peer.propose(next).handle((ok, error) -> error == null ? null : member.id()));
+            }
+            return CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).thenApply(all -> {
+                List<String> missing = acks.stream().map(CompletableFuture::join).filter(Objects::nonNull).toList();
+                if (!missing.isEmpty()) {
+                    throw new MembershipChangeException(Reason.UNAVAILABLE, "epoch " + next.epoch()
+                            + " was not acknowledged by " + String.join(", ", missing) + "; they will learn it from their peers");
+                }
+                return next;
+            });
+        });
+    }
+
+    private static <T> CompletableFuture<T> failed(Reason reason, String message) {
+        return CompletableFuture.failedFuture(new MembershipChangeException(reason, message));
+    }
+}

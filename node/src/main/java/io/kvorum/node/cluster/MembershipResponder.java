@@ -1,0 +1,22 @@
+package io.kvorum.node.cluster;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * What a node serves of its membership to its peers, and what its transport needs of it: the
+ * names and epoch every request carries, and where an epoch seen on a request is reported.
+ */
+public interface MembershipResponder {
+
+    /** The membership this node knows now. */
+    Membership membership();
+
+    /** Adopts {@code proposed} if it is newer (stores it, then uses it); completes once done. */
+    CompletableFuture<Void> adopt(Membership proposed);
+
+    /** Runs {@code change} if this node is the change coordinator, else forwards it there. */
+    CompletableFuture<Membership> change(MembershipChange change);
+
+    /** A request from {@code sender} carried {@code epoch}: a newer one is fetched from the sender. */
+    void sawEpoch(String sender, long epoch);
+}

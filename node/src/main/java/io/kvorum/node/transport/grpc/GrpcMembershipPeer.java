@@ -1,0 +1,105 @@
+package io.kvorum.node.transport.grpc;
+
+import io.grpc.Context;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import io.kvorum.node.cluster.MemberState;
+import io.kvorum.node.cluster.Membership;
+import io.kvorum.node.cluster.MembershipChange;
+import io.kvorum.node.cluster.MembershipChangeException;
+import io.kvorum.node.cluster.MembershipChangeException.Reason;
+import io.kvorum.node.cluster.MembershipPeer;
+import io.kvorum.proto.ChangeRequest;
+import io.kvorum.proto.GetMembershipRequest;
+import io.kvorum.proto.MembershipGrpc;
+import io.kvorum.proto.MembershipProto;
+import io.kvorum.proto.ProposeRequest;
+import io.kvorum.proto.ProposeResponse;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * {@link MembershipPeer} over {@code Membership} on the channel the node keeps to the peer. Fetches
+ * and proposals have {@code timeout}; a change runs while the coordinator proposes it to every
+ * member, so it has {@code changeTimeout}. A status maps back to {@link MembershipChangeException}:
+ * {@code ABORTED} to in progress, {@code FAILED_PRECONDITION} to invalid, anything else (the peer
+ * unreachable too) to unavailable.
+ */
+record GrpcMembershipPeer(PeerChannel peer, Duration timeout, Duration changeTimeout) implements MembershipPeer {
+
+    @Override
+    public CompletableFuture<Membership> fetch() {
+        CompletableFuture<MembershipProto> answer = new CompletableFuture<>();
+        detached(() -> stub(timeout).get(GetMembershipRequest.newBuilder().setHeader(peer.header(timeout.toMillis())).build(),
+                observer(answer)));
+        return answer.thenApply(MembershipProtoUtils::membershipOf);
+    }
+
+    @Override
+    public CompletableFuture<Void> propose(Membership next) {
+        CompletableFuture<ProposeResponse> answer = new CompletableFuture<>();
+        detached(() -> stub(timeout).propose(ProposeRequest.newBuilder().setHeader(peer.header(timeout.toMillis()))
+                .setMembership(MembershipProtoUtils.toProto(next)).build(), observer(answer)));
+        return answer.thenApply(r -> null);
+    }
+
+    @Override
+    public CompletableFuture<Membership> change(MembershipChange change) {
+        CompletableFuture<MembershipProto> answer = new CompletableFuture<>();
+        detached(() -> stub(changeTimeout).change(ChangeRequest.newBuilder()
+                .setHeader(peer.header(changeTimeout.toMillis()))
+                .setKind(MembershipProtoUtils.toProto(change.kind()))
+                .setMember(MembershipProtoUtils.toProto(change.member(), MemberState.NORMAL))
+                .build(), observer(answer)));
+        return answer.thenApply(MembershipProtoUtils::membershipOf);
+    }
+
+    /**
+     * Runs a call outside the gRPC context of the request being served, if any: a fetch made because
+     * a request carried a newer epoch, or a proposal made while serving a change, must outlive it.
+     */
+    private static void detached(Runnable call) {
+        Context.ROOT.run(call);
+    }
+
+    private MembershipGrpc.MembershipStub stub(Duration deadline) {
+        return MembershipGrpc.newStub(peer.channel()).withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private <T> StreamObserver<T> observer(CompletableFuture<T> answer) {
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(T value) {
+                answer.complete(value);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                answer.completeExceptionally(failure(Status.fromThrowable(t)));
+            }
+
+            @Override
+            public void onCompleted() {
+                if (!answer.isDone()) {
+                    answer.completeExceptionally(failure(Status.INTERNAL.withDescription("no answer")));
+                }
+            }
+        };
+    }
+
+    private MembershipChangeException failure(Status status) {
+        Function<String, String> said = what -> peer.peerId() + " " + what
+                + (status.getDescription() != null ? ": " + status.getDescription() : "");
+        return switch (status.getCode()) {
+            case ABORTED -> new MembershipChangeException(Reason.IN_PROGRESS, status.getDescription());
+            case FAILED_PRECONDITION -> new MembershipChangeException(Reason.INVALID, status.getDescription());
+            case UNAVAILABLE, DEADLINE_EXCEEDED, PERMISSION_DENIED -> new MembershipChangeException(Reason.UNAVAILABLE,
+                    status.getDescription() != null && status.getCode() == Status.Code.UNAVAILABLE
+                            && status.getDescription().contains("is unreachable")
+                            ? status.getDescription() : said.apply("is unreachable (" + status.getCode() + ")"));
+            default -> new MembershipChangeException(Reason.UNAVAILABLE, said.apply("failed (" + status.getCode() + ")"));
+        };
+    }
+}

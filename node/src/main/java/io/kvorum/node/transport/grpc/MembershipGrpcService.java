@@ -1,0 +1,87 @@
+package io.kvorum.node.transport.grpc;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import io.kvorum.node.cluster.MembershipChangeException;
+import io.kvorum.node.cluster.MembershipResponder;
+import io.kvorum.node.util.Failures;
+import io.kvorum.proto.ChangeRequest;
+import io.kvorum.proto.GetMembershipRequest;
+import io.kvorum.proto.MembershipGrpc;
+import io.kvorum.proto.MembershipProto;
+import io.kvorum.proto.ProposeRequest;
+import io.kvorum.proto.ProposeResponse;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The receiving side of {@code Membership}: hands each call to the node's
+ * {@link MembershipResponder} (the cluster was checked by {@link ClusterCheck}) and maps a refused
+ * change to its status: {@code ABORTED} (in progress), {@code UNAVAILABLE} (a member unreachable),
+ * {@code FAILED_PRECONDITION} (not possible).
+ */
+final class MembershipGrpcService extends MembershipGrpc.MembershipImplBase {
+
+    private final MembershipResponder node;
+
+    MembershipGrpcService(MembershipResponder node) {
+        this.node = node;
+    }
+
+    @Override
+    public void get(GetMembershipRequest request, StreamObserver<MembershipProto> responses) {
+        answer(CompletableFuture.completedFuture(MembershipProtoUtils.toProto(node.membership())), responses);
+    }
+
+    @Override
+    public void propose(ProposeRequest request, StreamObserver<ProposeResponse> responses) {
+        CompletableFuture<ProposeResponse> done;
+        try {
+            done = node.adopt(MembershipProtoUtils.membershipOf(request.getMembership()))
+                    .thenApply(v -> ProposeResponse.getDefaultInstance());
+        } catch (IllegalArgumentException e) {
+            done = CompletableFuture.failedFuture(
+                    new MembershipChangeException(MembershipChangeException.Reason.INVALID, e.getMessage()));
+        }
+        answer(done, responses);
+    }
+
+    @Override
+    public void change(ChangeRequest request, StreamObserver<MembershipProto> responses) {
+        CompletableFuture<MembershipProto> done;
+        try {
+            done = node.change(MembershipProtoUtils.changeOf(request)).thenApply(MembershipProtoUtils::toProto);
+        } catch (IllegalArgumentException e) {
+            done = CompletableFuture.failedFuture(
+                    new MembershipChangeException(MembershipChangeException.Reason.INVALID, e.getMessage()));
+        }
+        answer(done, responses);
+    }
+
+    private static <T> void answer(CompletableFuture<T> result, StreamObserver<T> responses) {
+        result.whenComplete((value, error) -> {
+            try {
+                if (error == null) {
+                    responses.onNext(value);
+                    responses.onCompleted();
+                } else {
+                    responses.onError(statusOf(Failures.unwrap(error)));
+                }
+            } catch (RuntimeException e) {
+                // the caller gave up (deadline) or went away: nothing to answer
+            }
+        });
+    }
+
+    static StatusRuntimeException statusOf(Throwable error) {
+        if (error instanceof MembershipChangeException e) {
+            Status status = switch (e.reason()) {
+                case IN_PROGRESS -> Status.ABORTED;
+                case UNAVAILABLE -> Status.UNAVAILABLE;
+                case INVALID -> Status.FAILED_PRECONDITION;
+            };
+            return status.withDescription(e.getMessage()).asRuntimeException();
+        }
+        return Status.INTERNAL.withDescription(String.valueOf(error.getMessage())).asRuntimeException();
+    }
+}

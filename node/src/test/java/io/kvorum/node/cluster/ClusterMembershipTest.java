@@ -1,0 +1,191 @@
+package io.kvorum.node.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvorum.node.cluster.MembershipChangeException.Reason;
+import io.kvorum.node.util.Failures;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The change coordinator's rules (SPEC §8) and epoch gossip, with peers faked in memory. */
+class ClusterMembershipTest {
+
+    private static final ClusterMember N4 = new ClusterMember("n4", "127.0.0.1", 8084, 9084);
+
+    @TempDir
+    Path dir;
+    private final ExecutorService executor = Executors.newSingleThreadExecutor();
+    private final Map<String, FakePeer> peers = new HashMap<>();
+    private Membership first;
+    private ClusterMembership n1;
+    private final List<Long> adopted = new ArrayList<>();
+
+    /** A peer that answers from its own membership, or not at all while down. */
+    static class FakePeer implements MembershipPeer {
+        Membership membership;
+        boolean down;
+        final List<Long> proposed = new ArrayList<>();
+
+        FakePeer(Membership membership) {
+            this.membership = membership;
+        }
+
+        @Override
+        public CompletableFuture<Membership> fetch() {
+            return down ? unreachable() : CompletableFuture.completedFuture(membership);
+        }
+
+        @Override
+        public CompletableFuture<Void> propose(Membership next) {
+            if (down) {
+                return unreachable();
+            }
+            proposed.add(next.epoch());
+            if (next.epoch() > membership.epoch()) {
+                membership = next;
+            }
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public CompletableFuture<Membership> change(MembershipChange change) {
+            return CompletableFuture.failedFuture(new IllegalStateException("not the coordinator"));
+        }
+
+        private static <T> CompletableFuture<T> unreachable() {
+            return CompletableFuture.failedFuture(new MembershipChangeException(Reason.UNAVAILABLE, "down"));
+        }
+    }
+
+    @BeforeEach
+    void cluster() throws Exception {
+        first = Membership.first("kvorum", Topology.parse(
+                "n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,n3=127.0.0.1:8083:9083"), 3);
+        n1 = new ClusterMembership("n1", first, new MembershipStore(dir), executor);
+        n1.addListener(m -> adopted.add(m.epoch()));
+        peers.put("n2", new FakePeer(first));
+        peers.put("n3", new FakePeer(first));
+        n1.usePeers(peers::get);
+    }
+
+    @AfterEach
+    void stop() {
+        executor.shutdownNow();
+    }
+
+    private static Throwable failureOf(CompletableFuture<?> f) {
+        try {
+            f.get(5, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            return Failures.unwrap(e.getCause());
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+        throw new AssertionError("expected a failure, got " + f.join());
+    }
+
+    @Test
+    void aJoinIsAdoptedHereAndProposedToEveryOtherMember() throws Exception {
+        Membership m = n1.change(new MembershipChange(MembershipChange.Kind.JOIN, N4)).get(5, TimeUnit.SECONDS);
+
+        assertThat(m.state("n4")).isEqualTo(MemberState.JOINING);
+        assertThat(n1.membership()).isEqualTo(m);
+        assertThat(adopted).containsExactly(2L);
+        assertThat(peers.get("n2").membership).isEqualTo(m);
+        assertThat(peers.get("n3").membership).isEqualTo(m);
+        assertThat(new MembershipStore(dir).load()).as("stored before it was acknowledged").isEqualTo(m);
+    }
+
+    @Test
+    void aChangeWithAMemberDownIs503NamingItAndChangesNothing() {
+        peers.get("n3").down = true;
+
+        Throwable refused = failureOf(n1.change(new MembershipChange(MembershipChange.Kind.JOIN, N4)));
+
+        assertThat(refused).isInstanceOf(MembershipChangeException.class).hasMessageContaining("n3");
+        assertThat(((MembershipChangeException) refused).reason()).isEqualTo(Reason.UNAVAILABLE);
+        assertThat(n1.membership()).isEqualTo(first);
+        assertThat(peers.get("n2").proposed).isEmpty();
+    }
+
+    @Test
+    void removingTheMemberThatIsDownIsAccepted() throws Exception {
+        peers.get("n3").down = true;
+
+        Membership m = n1.change(new MembershipChange(MembershipChange.Kind.REMOVE, first.topology().member("n3")))
+                .get(5, TimeUnit.SECONDS);
+
+        assertThat(m.topology().member("n3")).isNull();
+        assertThat(peers.get("n2").membership).isEqualTo(m);
+    }
+
+    @Test
+    void aChangeInProgressIs409AndIsCheckedBeforeAMemberDown() throws Exception {
+        n1.change(new MembershipChange(MembershipChange.Kind.JOIN, N4)).get(5, TimeUnit.SECONDS);
+        peers.get("n3").down = true;
+
+        Throwable refused = failureOf(n1.change(new MembershipChange(MembershipChange.Kind.LEAVE,
+                first.topology().member("n2"))));
+
+        assertThat(((MembershipChangeException) refused).reason()).isEqualTo(Reason.IN_PROGRESS);
+        assertThat(refused).hasMessageContaining("n4 is joining");
+    }
+
+    @Test
+    void movedSwitchesTheReadsEverywhereBeforeItCompletes() throws Exception {
+        n1.change(new MembershipChange(MembershipChange.Kind.JOIN, N4)).get(5, TimeUnit.SECONDS);
+        FakePeer joiner = new FakePeer(n1.membership());
+        peers.put("n4", joiner);
+
+        Membership done = n1.change(new MembershipChange(MembershipChange.Kind.MOVED, N4)).get(5, TimeUnit.SECONDS);
+
+        assertThat(done.inChange()).isFalse();
+        assertThat(adopted).containsExactly(2L, 3L, 4L);
+        for (String peer : List.of("n2", "n3", "n4")) {
+            assertThat(peers.get(peer).proposed).as(peer + " got the switch, then the completion").containsSubsequence(3L, 4L);
+        }
+    }
+
+    @Test
+    void aNewerEpochSeenOnARequestIsFetchedFromItsSender() throws Exception {
+        Membership newer = first.withJoining(N4);
+        peers.get("n2").membership = newer;
+
+        n1.sawEpoch("n2", newer.epoch());
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> n1.membership().equals(newer));
+        n1.sawEpoch("n3", first.epoch()); // an older epoch changes nothing
+        assertThat(n1.membership()).isEqualTo(newer);
+    }
+
+    @Test
+    void aMemberThatIsNotTheCoordinatorForwardsTheChange() throws Exception {
+        ClusterMembership n2 = new ClusterMembership("n2", first, new MembershipStore(dir.resolve("n2")), executor);
+        List<MembershipChange> forwarded = new ArrayList<>();
+        FakePeer coordinator = new FakePeer(first) {
+            @Override
+            public CompletableFuture<Membership> change(MembershipChange change) {
+                forwarded.add(change);
+                return CompletableFuture.completedFuture(first.withJoining(change.member()));
+            }
+        };
+        n2.usePeers(id -> id.equals("n1") ? coordinator : null);
+
+        n2.change(new MembershipChange(MembershipChange.Kind.JOIN, N4)).get(5, TimeUnit.SECONDS);
+
+        assertThat(forwarded).extracting(MembershipChange::kind).containsExactly(MembershipChange.Kind.JOIN);
+    }
+}
