@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "kvorum perf", mixinStandardHelpOptions = true,
         description = "Load, profile and report on Kvorum (wrk2, async-profiler, YCSB).",
-        subcommands = {RunCommand.class, SearchCommand.class, CompareCommand.class, YcsbCommand.class})
+        subcommands = {RunCommand.class, SearchCommand.class, CompareCommand.class, YcsbCommand.class, JoinCommand.class})
 public final class PerfMain implements Runnable {
 
     @CommandLine.Spec

@@ -41,7 +41,7 @@ import picocli.CommandLine.Spec;
  * default) the answer is measured once more under async-profiler for the flame graphs.
  */
 @Command(name = "search", mixinStandardHelpOptions = true,
-        description = "Bisect the fixed rate: the highest with p99 <= bound, no errors and >= 95% of it achieved.")
+        description = "Bisect the fixed rate: the highest with p99 <= bound, no errors and >= 95%% of it achieved.")
 final class SearchCommand implements Callable<Integer> {
 
     @Mixin

@@ -202,6 +202,13 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
             awaitState(c, staying, "n4", "absent");
             Answer unknown = raw(c, "n1", "POST", "/v0/cluster/remove?id=n9", null);
             assertThat(unknown.status()).as("remove of a node that is not a member: " + unknown).isEqualTo(400);
+
+            // The removed node comes back with its old data and membership: the members refuse its
+            // requests, so what it coordinates cannot reach a quorum, and it changes nothing.
+            c.restart("n4");
+            String key = acknowledged.keySet().iterator().next();
+            Answer stale = put(c, "n4", key, "from-a-removed-node", QUORUM);
+            assertThat(stale.status()).as("a write coordinated by a removed node: " + stale).isEqualTo(504);
             assertEveryWriteReadsBack(c, staying, acknowledged);
         });
     }

@@ -68,6 +68,8 @@ public final class LocalCluster implements AutoCloseable {
     private final List<Node> nodes;
     private final Path dataRoot;
     private final ClusterSecurity security;
+    private Spec spec; // set by start
+    private String firstMember; // n1's --cluster entry, the member a joining node asks
     private final Thread shutdownHook;
     private boolean closed;
 
@@ -106,6 +108,8 @@ public final class LocalCluster implements AutoCloseable {
         String topology = String.join(",", members);
         List<Node> started = new ArrayList<>();
         LocalCluster cluster = new LocalCluster(started, dataRoot, security);
+        cluster.spec = spec;
+        cluster.firstMember = members.get(0);
         Runtime.getRuntime().addShutdownHook(cluster.shutdownHook);
         try {
             for (int i = 0; i < spec.nodes(); i++) {
@@ -122,6 +126,35 @@ public final class LocalCluster implements AutoCloseable {
             cluster.close();
             throw e;
         }
+    }
+
+    /**
+     * Starts one more node, {@code n<N+1>}, with {@code --join} (SPEC §8), asking n1; returns its id
+     * once it serves, that is once the cluster has accepted it as joining. It is stopped with the rest.
+     */
+    public synchronized String join() throws IOException, InterruptedException {
+        String id = id(nodes.size());
+        int[] ports = Ports.freePorts(2);
+        String topology = NodeJvm.clusterMember(id, ports[0], ports[1]) + "," + firstMember;
+        Node node = new Node(id, ports[0], launch(spec, id, topology, dataRoot.resolve(id))
+                .args("--join").args(security.nodeOptions()).start());
+        nodes.add(node);
+        try {
+            node.jvm().awaitReady(node.httpPort(), READY_TIMEOUT);
+        } catch (AssertionError notReady) {
+            throw new IOException(notReady.getMessage(), notReady);
+        }
+        return id;
+    }
+
+    /** The HTTP base URI of one node. */
+    public URI httpUri(String nodeId) {
+        return uri(node(nodeId));
+    }
+
+    /** The file a node's output goes to. */
+    public Path logOf(String nodeId) {
+        return spec.runDir().resolve(nodeId + ".log");
     }
 
     /** The collector nodes run with unless their JVM options name one. */

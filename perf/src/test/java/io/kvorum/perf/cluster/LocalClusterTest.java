@@ -72,6 +72,27 @@ class LocalClusterTest {
     }
 
     @Test
+    void aJoiningNodeStartsWithJoinAndItsOwnEntryAndTheFirstMemberAndStopsWithTheRest(@TempDir Path runDir) throws Exception {
+        LocalCluster.Spec spec = new LocalCluster.Spec(2, standInJar, "64m", List.of("-XX:+UseSerialGC"), List.of(), runDir);
+        ProcessHandle joiner;
+        try (LocalCluster cluster = LocalCluster.start(spec)) {
+            String id = cluster.join();
+
+            assertThat(id).isEqualTo("n3");
+            assertThat(cluster.ids()).containsExactly("n1", "n2", "n3");
+            String n1Entry = cluster.commandLines().get(0).replaceAll(".*--cluster (n1=[^,]+),.*", "$1");
+            assertThat(cluster.commandLines().get(2)).contains("--node-id n3", "--join")
+                    .containsPattern("--cluster n3=127\\.0\\.0\\.1:\\d+:\\d+," + n1Entry.replace(".", "\\.") + " ");
+            HttpResponse<String> status = HttpClient.newHttpClient().send(
+                    HttpRequest.newBuilder(cluster.httpUri("n3").resolve("/v0/status")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(status.statusCode()).isEqualTo(200);
+            assertThat(cluster.logOf("n3")).exists();
+            joiner = ProcessHandle.of(cluster.pid("n3")).orElseThrow();
+        }
+        assertThat(joiner.isAlive()).isFalse();
+    }
+
+    @Test
     void aNodeThatExitsFailsTheStartWithTheTailOfItsLog(@TempDir Path runDir) {
         LocalCluster.Spec spec = new LocalCluster.Spec(1, standInJar, "64m", List.of(), List.of("--fail-fast"), runDir);
         assertThatThrownBy(() -> LocalCluster.start(spec))

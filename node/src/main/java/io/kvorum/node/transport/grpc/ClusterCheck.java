@@ -8,6 +8,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.MembershipResponder;
 import io.kvorum.proto.ChangeRequest;
 import io.kvorum.proto.RequestHeader;
@@ -21,8 +22,9 @@ import io.kvorum.proto.RequestHeader;
  *
  * <p>One exception: a {@code JOIN} change comes from a new node that does not know the cluster's
  * identity yet, and is accepted when its header names this cluster's {@code --cluster-name}.
- * The epoch of every accepted header is reported to the node's membership, which fetches a newer
- * one from the sender (SPEC §8).
+ * A sender that is not a member (a removed node that came back with its old data) is refused
+ * too, and logged. The epoch of every accepted header is reported to the node's membership,
+ * which fetches a newer one from the sender (SPEC §8).
  */
 final class ClusterCheck implements ServerInterceptor {
 
@@ -53,20 +55,32 @@ final class ClusterCheck implements ServerInterceptor {
                     return;
                 }
                 RequestHeader header = headerOf(message);
-                boolean accepted = header == null ? !first
-                        : isJoin(message, header) || refusals.accepts(traffic, header);
+                boolean join = header != null && isJoin(message, header);
+                boolean accepted = header == null ? !first : join || refusals.accepts(traffic, header);
                 first = false;
-                if (accepted && header != null && header.getEpoch() > 0 && membership != null) {
-                    membership.sawEpoch(header.getSender(), header.getEpoch());
-                }
                 if (!accepted) {
-                    refused = true;
-                    call.close(Status.PERMISSION_DENIED.withDescription("this node belongs to cluster "
-                            + refusals.clusterId() + ", not " + (header != null ? header.getClusterId() : "(no header)")),
-                            new Metadata());
+                    refuse(Status.PERMISSION_DENIED.withDescription("this node belongs to cluster "
+                            + refusals.clusterId() + ", not " + (header != null ? header.getClusterId() : "(no header)")));
                     return;
                 }
+                if (header != null && !join && membership != null) {
+                    Membership known = membership.membership();
+                    if (known.topology().member(header.getSender()) == null) {
+                        refusals.notAMember(traffic, header.getSender(), known.epoch());
+                        refuse(Status.PERMISSION_DENIED.withDescription(header.getSender()
+                                + " is not a member of this cluster (epoch " + known.epoch() + ")"));
+                        return;
+                    }
+                    if (header.getEpoch() > 0) {
+                        membership.sawEpoch(header.getSender(), header.getEpoch());
+                    }
+                }
                 super.onMessage(message);
+            }
+
+            private void refuse(Status status) {
+                refused = true;
+                call.close(status, new Metadata());
             }
 
             @Override

@@ -48,6 +48,18 @@ final class ForeignClusterLog {
         return false;
     }
 
+    /** Logs (rate-limited) traffic refused because its sender is not a member. */
+    void notAMember(String traffic, String sender, long epoch) {
+        long now = System.nanoTime();
+        String key = traffic + '\0' + sender + "\0member";
+        Long last = lastLogged.get(key);
+        if (last == null || now - last > INTERVAL_NANOS) {
+            lastLogged.put(key, now);
+            log.warn("refusing {} from node '{}': it is not a member of this cluster (epoch {}); a removed node "
+                    + "must not come back with its old data: wipe its data dir and start it with --join", traffic, sender, epoch);
+        }
+    }
+
     String clusterId() {
         return clusterId.get();
     }
