@@ -2,7 +2,6 @@ package io.kvorum.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvorum.client.placement.ClusterView;
 import io.kvorum.testkit.Ports;
 import java.io.IOException;
 import java.net.URI;
@@ -119,19 +118,7 @@ class DeploymentIT {
     }
 
     private static String stateOf(int port, String member) {
-        try {
-            HttpResponse<String> r = send(port, "GET", "/v0/cluster", null);
-            if (r.statusCode() != 200) {
-                return "unknown";
-            }
-            return ClusterView.parse(r.body()).members().stream().filter(m -> m.id().equals(member))
-                    .map(ClusterView.Member::state).findFirst().orElse("absent");
-        } catch (IOException e) {
-            return "unknown";
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "unknown";
-        }
+        return MemberStates.stateOf(URI.create("http://127.0.0.1:" + port), member);
     }
 
     private static void awaitStatus(int port) {

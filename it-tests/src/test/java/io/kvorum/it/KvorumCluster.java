@@ -56,6 +56,8 @@ public final class KvorumCluster implements AutoCloseable {
     private final String id;
     private final String image;
     private final List<ClusterNode> nodes = new ArrayList<>();
+    /** Nodes taken out by {@link #retire}: stopped, kept for their logs until {@link #close}. */
+    private final List<ClusterNode> retired = new ArrayList<>();
     private String frontNetworkId;
     private String peerNetworkId;
     private String subnetPrefix;
@@ -181,24 +183,66 @@ public final class KvorumCluster implements AutoCloseable {
                 .map(n -> n + "=" + n + ":" + ClusterNode.HTTP_PORT + ":" + ClusterNode.GRPC_PORT)
                 .collect(Collectors.joining(","));
         for (int i = 1; i <= spec.size; i++) {
-            List<String> env = new ArrayList<>();
+            List<String> env = nodeEnv(i);
             env.add("KVORUM_CLUSTER=" + topology);
-            env.add("KVORUM_NODE_ID=n" + i);
-            env.add("KVORUM_REQUEST_TIMEOUT=" + spec.requestTimeout.toMillis());
-            if (!spec.imageJvm) {
-                env.add("JDK_JAVA_OPTIONS=" + TEST_JVM_OPTIONS);
-            }
-            spec.env.forEach((k, v) -> env.add(k + "=" + v));
-            if (spec.isSecured()) {
-                env.add("KVORUM_TLS_CERT=" + ClusterNode.TLS_MOUNT + "/n" + i + ".pem");
-                env.add("KVORUM_TLS_KEY=" + ClusterNode.TLS_MOUNT + "/n" + i + ".key");
-                env.add("KVORUM_TLS_CA=" + ClusterNode.TLS_MOUNT + "/ca.pem");
-                env.add("KVORUM_AUTH_TOKEN_FILE=" + ClusterNode.TLS_MOUNT + "/tokens");
-            }
             ClusterNode node = new ClusterNode(docker, this, "n" + i, subnetPrefix + (10 + i), env);
             nodes.add(node);
             node.create();
         }
+    }
+
+    /** The environment of node {@code n<i>}, but its --cluster. */
+    private List<String> nodeEnv(int i) {
+        List<String> env = new ArrayList<>();
+        env.add("KVORUM_NODE_ID=n" + i);
+        env.add("KVORUM_REQUEST_TIMEOUT=" + spec.requestTimeout.toMillis());
+        if (!spec.imageJvm) {
+            env.add("JDK_JAVA_OPTIONS=" + TEST_JVM_OPTIONS);
+        }
+        spec.env.forEach((k, v) -> env.add(k + "=" + v));
+        if (spec.isSecured()) {
+            env.add("KVORUM_TLS_CERT=" + ClusterNode.TLS_MOUNT + "/n" + i + ".pem");
+            env.add("KVORUM_TLS_KEY=" + ClusterNode.TLS_MOUNT + "/n" + i + ".key");
+            env.add("KVORUM_TLS_CA=" + ClusterNode.TLS_MOUNT + "/ca.pem");
+            env.add("KVORUM_AUTH_TOKEN_FILE=" + ClusterNode.TLS_MOUNT + "/tokens");
+        }
+        return env;
+    }
+
+    /**
+     * Starts a new node, {@code n<N+1>} on a fresh volume, with {@code --join} through n1 (SPEC §8),
+     * and returns it once it serves: once the cluster has accepted it as joining. Plain clusters only
+     * (a secured one has certificates for its first nodes alone).
+     */
+    public ClusterNode join() {
+        if (spec.isSecured()) {
+            throw new IllegalStateException("join() makes no certificate for the new node");
+        }
+        int i = nodes.size() + retired.size() + 1; // a new id: a retired node's container keeps its name
+        String id = "n" + i;
+        List<String> env = nodeEnv(i);
+        env.add("KVORUM_JOIN=true");
+        env.add("KVORUM_CLUSTER=" + id + "=" + id + ":" + ClusterNode.HTTP_PORT + ":" + ClusterNode.GRPC_PORT
+                + ",n1=n1:" + ClusterNode.HTTP_PORT + ":" + ClusterNode.GRPC_PORT);
+        ClusterNode node = new ClusterNode(docker, this, id, subnetPrefix + (10 + i), env);
+        nodes.add(node);
+        node.create();
+        startNodes(List.of(node));
+        return node;
+    }
+
+    /**
+     * Takes a node that is no longer a member (it left, or was removed) out of the fixture: its
+     * container is stopped and removed (its logs are kept for the report), and {@link #nodes} no
+     * longer lists it.
+     */
+    public void retire(ClusterNode node) {
+        node.closeProbe();
+        if (node.isRunning()) {
+            node.stop();
+        }
+        nodes.remove(node);
+        retired.add(node);
     }
 
     /** The peer network needs a subnet of its own so that a reconnected node keeps its address. */
@@ -329,7 +373,7 @@ public final class KvorumCluster implements AutoCloseable {
     public List<Path> writeLogs(Path dir) throws IOException {
         Files.createDirectories(dir);
         List<Path> files = new ArrayList<>();
-        for (ClusterNode n : nodes) {
+        for (ClusterNode n : java.util.stream.Stream.concat(nodes.stream(), retired.stream()).toList()) {
             Path file = dir.resolve(n.id() + ".log");
             Files.writeString(file, n.logs(), StandardCharsets.UTF_8);
             files.add(file);
@@ -345,6 +389,7 @@ public final class KvorumCluster implements AutoCloseable {
         }
         nodes.forEach(ClusterNode::closeProbe);
         nodes.forEach(ClusterNode::remove);
+        retired.forEach(ClusterNode::remove);
         for (String net : new String[] {peerNetworkId, frontNetworkId}) {
             if (net != null) {
                 Docker.quietly(() -> docker.removeNetworkCmd(net).exec());

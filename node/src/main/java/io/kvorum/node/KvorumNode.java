@@ -146,7 +146,7 @@ public final class KvorumNode implements AutoCloseable {
         ExecutorService membershipThread = NodeThreads.singleExecutor("membership");
         parts.add("membership", graceful -> membershipThread.shutdownNow());
         ClusterMembership cluster = new ClusterMembership(selfId, stored, new MembershipStore(config.dataDir()),
-                membershipThread);
+                membershipThread, !joining);
         AntiEntropyService antiEntropy = new AntiEntropyService(selfId, stored.current(), stored.replicationFactor(),
                 new RepairStorage(storage, local, new RepairStorage.Pacing(config.antiEntropyRate(),
                         config.antiEntropyBandwidth(), RepairStorage.Pacing.INDEX_ENTRIES_PER_SECOND)), executors.antiEntropy,

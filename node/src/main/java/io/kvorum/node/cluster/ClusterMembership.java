@@ -42,16 +42,31 @@ public final class ClusterMembership implements MembershipResponder {
     private final AtomicBoolean changing = new AtomicBoolean();
     private volatile Function<String, MembershipPeer> peers = id -> null;
     private volatile Membership current;
+    private volatile boolean member;
 
     /**
      * @param stored   the membership stored in the data dir (or seeded from the options)
      * @param executor runs adoptions and changes, one at a time
      */
     public ClusterMembership(String selfId, Membership stored, MembershipStore store, Executor executor) {
+        this(selfId, stored, store, executor, true);
+    }
+
+    /**
+     * @param member false for a node started with {@code --join} that has no stored membership yet:
+     *               {@code stored} is then what its options describe, until {@link #adoptJoined}
+     */
+    public ClusterMembership(String selfId, Membership stored, MembershipStore store, Executor executor, boolean member) {
         this.selfId = selfId;
         this.current = stored;
         this.store = store;
         this.executor = executor;
+        this.member = member;
+    }
+
+    @Override
+    public boolean isMember() {
+        return member;
     }
 
     /** Where the peers' membership services are, by id (null for one that is not connected). */
@@ -83,7 +98,10 @@ public final class ClusterMembership implements MembershipResponder {
      * cluster's identity and replication factor replace what the options seeded.
      */
     public CompletableFuture<Void> adoptJoined(Membership joined) {
-        return CompletableFuture.runAsync(() -> install(joined), executor);
+        return CompletableFuture.runAsync(() -> {
+            install(joined);
+            member = true;
+        }, executor);
     }
 
     private void adoptNow(Membership proposed) {

@@ -8,6 +8,12 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface MembershipResponder {
 
+    /**
+     * False while this node, started with {@code --join}, waits for the cluster to accept it: its
+     * membership is the one its options describe, without the cluster's identity.
+     */
+    boolean isMember();
+
     /** The membership this node knows now. */
     Membership membership();
 

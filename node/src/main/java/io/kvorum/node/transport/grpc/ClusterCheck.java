@@ -56,6 +56,11 @@ final class ClusterCheck implements ServerInterceptor {
                 }
                 RequestHeader header = headerOf(message);
                 boolean join = header != null && isJoin(message, header);
+                if (!join && membership != null && !membership.isMember()) {
+                    // Members that adopted this node's join before it heard the answer: not another cluster.
+                    refuse(Status.UNAVAILABLE.withDescription("this node is joining and does not serve yet"));
+                    return;
+                }
                 boolean accepted = header == null ? !first : join || refusals.accepts(traffic, header);
                 first = false;
                 if (!accepted) {

@@ -177,6 +177,11 @@ final class SimulatedTransport implements PeerTransport {
                         peer.id() + " refused us: it belongs to another cluster")));
                 return;
             }
+            if (!join && !target.local().membership().isMember()) {
+                network.send(peer.id(), selfId, SimulatedNetwork.Kind.ANSWER, () -> result.completeExceptionally(
+                        new ReplicaUnavailableException(Reason.UNREACHABLE, peer.id() + " is joining and does not serve yet")));
+                return;
+            }
             if (!join && target.local().membership().membership().topology().member(selfId) == null) {
                 network.send(peer.id(), selfId, SimulatedNetwork.Kind.ANSWER, () -> result.completeExceptionally(
                         new ReplicaUnavailableException(peer.id() + " refused us: we are not a member")));
