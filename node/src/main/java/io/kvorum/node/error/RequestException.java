@@ -20,7 +20,9 @@ public abstract class RequestException extends RuntimeException {
         /** Another membership change is in progress (HTTP 409). */
         CHANGE_IN_PROGRESS,
         /** A member a membership change needs is unreachable (HTTP 503). */
-        MEMBER_UNREACHABLE
+        MEMBER_UNREACHABLE,
+        /** This node left the cluster or was removed: clients must use a member (HTTP 503). */
+        NOT_A_MEMBER
     }
 
     private final Code code;

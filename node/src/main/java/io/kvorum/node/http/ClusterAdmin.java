@@ -15,6 +15,12 @@ public interface ClusterAdmin {
     /** The membership this node knows. */
     ClusterView view();
 
+    /**
+     * Whether this node is a member: false once it left or was removed (and while a new node waits
+     * for its join to be accepted). A node that is not one answers client requests 503.
+     */
+    boolean isMember();
+
     /** How many members are normal: the largest {@code from} a request may name. */
     int normalMembers();
 
@@ -36,6 +42,11 @@ public interface ClusterAdmin {
             @Override
             public ClusterView view() {
                 return view.get();
+            }
+
+            @Override
+            public boolean isMember() {
+                return true;
             }
 
             @Override

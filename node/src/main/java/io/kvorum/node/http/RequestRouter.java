@@ -128,7 +128,21 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
         return uri.substring(path);
     }
 
+    /** Client requests are a member's to answer: a node that left or was removed sends clients elsewhere. */
+    private void requireMember() {
+        if (!cluster.isMember()) {
+            throw new NotAMemberException("this node is not a member of the cluster (it left, was removed, or is "
+                    + "still waiting to join); send requests to a member: " + memberAddresses());
+        }
+    }
+
+    private String memberAddresses() {
+        return String.join(", ", cluster.view().members().stream().filter(ClusterView.Member::isNormal)
+                .map(m -> m.httpUri("http").getAuthority()).toList());
+    }
+
     private Answer entity(HttpMethod method, RequestParams params, FullHttpRequest request) {
+        requireMember();
         byte[] key = params.key();
         Quorum quorum = params.quorum(cluster.replicationFactor(), cluster.normalMembers());
         if (params.has("ttl") && !method.equals(HttpMethod.PUT)) {
@@ -156,6 +170,7 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
     }
 
     private Answer range(RequestParams params) {
+        requireMember();
         byte[] start = params.keyParam("start");
         byte[] end = params.optionalKeyParam("end");
         if (params.has("ttl")) {

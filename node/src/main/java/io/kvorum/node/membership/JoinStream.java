@@ -11,6 +11,7 @@ import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.EntryStream;
+import io.kvorum.node.util.NamedThreadFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,7 +46,7 @@ public final class JoinStream extends RecordMover {
      */
     public JoinStream(ClusterMembership membership, Function<String, RangeSource> sources, Replica local,
                       MoveProgress progress, Tuning.Changes tuning, Duration settle) {
-        super(membership, MemberState.JOINING, "join-stream", progress, tuning, settle, log);
+        super(membership, MemberState.JOINING, new NamedThreadFactory("join-stream"), progress, tuning, settle, log);
         this.sources = sources;
         this.local = local;
     }

@@ -11,6 +11,7 @@ import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.EntryStream;
+import io.kvorum.node.util.NamedThreadFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -48,7 +49,7 @@ public final class LeaveStream extends RecordMover {
      */
     public LeaveStream(ClusterMembership membership, RangeSource localRecords, Map<String, Replica> replicas,
                        MoveProgress progress, Tuning.Changes tuning, Duration settle) {
-        super(membership, MemberState.LEAVING, "leave-stream", progress, tuning, settle, log);
+        super(membership, MemberState.LEAVING, new NamedThreadFactory("leave-stream"), progress, tuning, settle, log);
         this.localRecords = localRecords;
         this.replicas = replicas;
     }

@@ -33,6 +33,11 @@ public final class MembershipAdmin implements ClusterAdmin {
     }
 
     @Override
+    public boolean isMember() {
+        return membership.isMember() && membership.membership().state(membership.selfId()) != null;
+    }
+
+    @Override
     public int normalMembers() {
         return membership.membership().normalCount();
     }

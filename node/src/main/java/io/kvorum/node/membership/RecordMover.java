@@ -36,17 +36,17 @@ abstract class RecordMover implements AutoCloseable {
     final MoveProgress progress;
     final Tuning.Changes tuning;
     private final MemberState state;
-    private final String threadName;
+    private final NamedThreadFactory threads;
     private final Duration settle;
     private final Logger log;
     private Thread thread; // guarded by this
     private volatile boolean closed;
 
-    RecordMover(ClusterMembership membership, MemberState state, String threadName, MoveProgress progress,
+    RecordMover(ClusterMembership membership, MemberState state, NamedThreadFactory threads, MoveProgress progress,
                 Tuning.Changes tuning, Duration settle, Logger log) {
         this.membership = membership;
         this.state = state;
-        this.threadName = threadName;
+        this.threads = threads;
         this.progress = progress;
         this.tuning = tuning;
         this.settle = settle;
@@ -68,7 +68,7 @@ abstract class RecordMover implements AutoCloseable {
         if (closed || thread != null || m.state(membership.selfId()) != state) {
             return;
         }
-        thread = new NamedThreadFactory(threadName).newThread(this::run);
+        thread = threads.newThread(this::run);
         thread.start();
     }
 

@@ -178,6 +178,11 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
                 load.stop();
                 assertThat(load.failures()).as("requests that failed during the leave: " + load.firstFailure()).isZero();
             }
+            within(CHANGE_BOUND).untilAsserted(() -> {
+                Answer viaLeft = put(c, "n4", "after-the-leave", "v", QUORUM);
+                assertThat(viaLeft.status()).as("a request to the node that left: " + viaLeft).isEqualTo(503);
+                assertThat(viaLeft.body()).contains("not a member");
+            });
             assertEveryWriteReadsBack(c, staying, acknowledged);
         });
     }
