@@ -191,11 +191,13 @@ public final class KvorumNode implements AutoCloseable {
                 antiEntropy::repair, metrics, config.security().tls(), tokens);
         // Stopped early: the gateway gets its grace for requests in progress only on a graceful stop.
         parts.add("HTTP gateway", graceful -> gateway.stop(graceful ? tuning.shutdownGrace() : Duration.ZERO));
-        parts.add("join stream", graceful -> joinStream.close());
-        parts.add("leave stream", graceful -> leaveStream.close());
         parts.add("transport, on a kill", peers.killTransport()); // peers see the crash before clients
         parts.add("heartbeats", peers.stopLiveness());
         parts.add("anti-entropy", graceful -> antiEntropy.close());
+        // The record movers stop first, on a kill too: their scans end before the transport drops
+        // its channels under them (grpc-java leaks the buffers of a stream cut that way).
+        parts.add("join stream", graceful -> joinStream.close());
+        parts.add("leave stream", graceful -> leaveStream.close());
 
         peers.startLiveness();
         antiEntropy.start(peers.antiEntropyPeers(m.current()));

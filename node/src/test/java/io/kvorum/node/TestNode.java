@@ -74,13 +74,18 @@ public final class TestNode implements AutoCloseable {
         return start(dataDir, options, Clock.SYSTEM);
     }
 
+    /** The gRPC port of each data dir's node, for restarts. */
+    private static final Map<Path, Integer> GRPC_PORTS = new java.util.concurrent.ConcurrentHashMap<>();
+
     public static TestNode start(Path dataDir, Map<NodeOption, String> options, Clock clock) throws Exception {
         LeakWatcher.install();
         Map<NodeOption, String> raw = new EnumMap<>(NodeOption.class);
         raw.put(NodeOption.DATA_DIR, dataDir.resolve("node").toString());
         raw.put(NodeOption.BIND, "127.0.0.1");
-        // A single node listens for peers too (it may grow); a free gRPC port keeps test nodes apart.
-        raw.put(NodeOption.CLUSTER, "n1=127.0.0.1:8080:" + Ports.freePorts(1)[0]);
+        // A single node listens for peers too (it may grow); a free gRPC port keeps test nodes apart,
+        // and a node started again on the same data keeps its port, as its stored membership says.
+        int grpcPort = GRPC_PORTS.computeIfAbsent(dataDir.toAbsolutePath().normalize(), d -> Ports.freePorts(1)[0]);
+        raw.put(NodeOption.CLUSTER, "n1=127.0.0.1:8080:" + grpcPort);
         raw.putAll(options);
         NodeConfig config = NodeConfig.fromRaw(raw);
         return new TestNode(KvorumNode.start(config, 0, clock));

@@ -3,8 +3,12 @@ package io.kvorum.perf;
 import io.kvorum.client.placement.ClusterView;
 import io.kvorum.perf.cluster.ClusterSecurity;
 import io.kvorum.perf.cluster.LocalCluster;
+import io.kvorum.perf.load.LoadRunner;
+import io.kvorum.perf.load.LoadSpec;
 import io.kvorum.perf.load.LoadTool;
 import io.kvorum.perf.load.Preloader;
+import io.kvorum.perf.load.Workload;
+import io.kvorum.perf.load.WrkOutput;
 import io.kvorum.perf.report.MachineInfo;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -21,6 +25,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
@@ -61,6 +66,14 @@ final class JoinCommand implements Callable<Integer> {
     @Option(names = "--out", description = "Run folder (default perf/runs/<yyyyMMdd-HHmmss>-join).")
     Path out;
 
+    @Option(names = "--rate", description = "With wrk2: a mixed load (half gets) of this many requests/s on n1, "
+            + "measured for --load-duration before the join and again from the joiner's launch (default: no load).")
+    Integer rate;
+
+    @Option(names = "--load-duration", description = "Length of each measured load (default ${DEFAULT-VALUE}).",
+            defaultValue = "60s", converter = LoadOptions.DurationConverter.class)
+    Duration loadDuration;
+
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -76,6 +89,11 @@ final class JoinCommand implements Callable<Integer> {
             err.println("kvorum perf join: " + LoadTool.WRK_MISSING);
             return 2;
         }
+        Optional<LoadTool> fixedRate = rate == null ? Optional.empty() : LoadTool.findWrk2(System.getenv());
+        if (rate != null && (rate < 1 || fixedRate.isEmpty())) {
+            err.println("kvorum perf join: " + (rate < 1 ? "--rate must be positive" : LoadTool.WRK2_MISSING));
+            return 2;
+        }
         Path runDir = RunFolder.create(out, "join");
         String loadBefore = MachineInfo.loadAverage();
         Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
@@ -88,6 +106,16 @@ final class JoinCommand implements Callable<Integer> {
             Preloader.Result preload = new Preloader(tool.get(), scriptDir, err)
                     .preload(cluster.coordinator(), keys, valueBytes, "", runDir.resolve("preload.txt"));
             err.println("preloaded " + preload.summary());
+            LoadSpec load = null;
+            WrkOutput before = null;
+            if (fixedRate.isPresent()) {
+                load = new LoadSpec(Workload.MIXED, scriptDir, cluster.coordinator(), (int) Math.min(keys, Integer.MAX_VALUE),
+                        valueBytes, null, null, 0, 0.5, rate, loadDuration, 64, 1);
+                err.printf("measuring %,d requests/s for %d s before the join ...%n", rate, loadDuration.toSeconds());
+                before = new LoadRunner(fixedRate.get()).run(load, runDir.resolve("load-before.txt"));
+            }
+            CompletableFuture<WrkOutput> during = load == null ? null
+                    : startLoad(new LoadRunner(fixedRate.get()), load, runDir.resolve("load-during.txt"));
             long launched = System.nanoTime();
             String joiner = cluster.join();
             double acceptedSeconds = seconds(launched);
@@ -105,10 +133,44 @@ final class JoinCommand implements Callable<Integer> {
             lines.add(0, String.format(Locale.ROOT, "| %d members, %,d keys of %d bytes (RF %d) | %.1f s | %.1f s | %,d | %,.0f |",
                     nodes, keys, valueBytes, nodes, acceptedSeconds, joinedSeconds, taken, taken / (joinedSeconds - acceptedSeconds)));
             err.printf("%s normal on every member after %.1f s: %,d records taken%n", joiner, joinedSeconds, taken);
+            if (during != null) {
+                lines.add("");
+                lines.add(String.format(Locale.ROOT, "Client load on n1, `%s`:", load.shellLine(fixedRate.get())));
+                lines.add("");
+                lines.add("| | requests/s | p50 | p99 | p99.9 | max | errors |");
+                lines.add("|---|---|---|---|---|---|---|");
+                lines.add(loadRow("before the join", before));
+                lines.add(loadRow(String.format(Locale.ROOT, "the first %d s of the join", loadDuration.toSeconds()),
+                        during.get()));
+            }
             writeReport(runDir, preload, lines, loadBefore);
         }
         err.println("report: " + runDir.resolve("join.md"));
         return 0;
+    }
+
+    /** Runs {@code load} on a thread of its own; its result completes when it has run its duration. */
+    private static CompletableFuture<WrkOutput> startLoad(LoadRunner runner, LoadSpec load, Path output) {
+        CompletableFuture<WrkOutput> result = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                result.complete(runner.run(load, output));
+            } catch (IOException | InterruptedException | RuntimeException e) {
+                result.completeExceptionally(e);
+            }
+        }, "join-load");
+        t.setDaemon(true);
+        t.start();
+        return result;
+    }
+
+    private static String loadRow(String when, WrkOutput w) {
+        return String.format(Locale.ROOT, "| %s | %,.0f | %s | %s | %s | %.2f ms | %d |", when, w.requestsPerSec(),
+                ms(w, 50), ms(w, 99), ms(w, 99.9), w.maxMs(), w.errors());
+    }
+
+    private static String ms(WrkOutput w, double p) {
+        return w.latencyAt(p).isPresent() ? String.format(Locale.ROOT, "%.2f ms", w.latencyAt(p).getAsDouble()) : "n/a";
     }
 
     private static double seconds(long since) {
@@ -157,7 +219,7 @@ final class JoinCommand implements Callable<Integer> {
         md.append("Times from the joining node's launch: accepted = it serves (every member has it joining); "
                 + "joined = every member has it normal (its records are in, reads go to it).\n\n");
         md.append("| cluster | accepted | joined | records taken | records/s |\n|---|---|---|---|---|\n");
-        md.append(lines.get(0)).append("\n\nRecords taken, by source:\n\n");
+        md.append(lines.get(0)).append("\n\nRecords taken, by source, and the client load if there was one:\n\n");
         lines.subList(1, lines.size()).forEach(l -> md.append(l).append('\n'));
         Files.writeString(runDir.resolve("join.md"), md.toString(), StandardCharsets.UTF_8);
     }
