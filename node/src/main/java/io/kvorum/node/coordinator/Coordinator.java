@@ -11,6 +11,7 @@ import io.kvorum.node.metrics.NodeMetrics.ReplicaOutcome;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.time.RequestTimer;
@@ -106,6 +107,39 @@ public final class Coordinator {
         plan = next;
     }
 
+    /**
+     * The member's replica. A request placed by the plan of the previous epoch may name a member that
+     * left or was removed since and is disconnected already: that replica fails at once, as one that
+     * is down does.
+     */
+    private Replica replica(String nodeId) {
+        Replica r = replicas.get(nodeId);
+        return r != null ? r : new DepartedReplica(nodeId);
+    }
+
+    /** A member that is no longer connected: every request fails at once. */
+    private record DepartedReplica(String nodeId) implements Replica {
+        @Override
+        public CompletableFuture<Record> read(byte[] key) {
+            return CompletableFuture.failedFuture(gone());
+        }
+
+        @Override
+        public CompletableFuture<RecordDigest> readDigest(byte[] key) {
+            return CompletableFuture.failedFuture(gone());
+        }
+
+        @Override
+        public CompletableFuture<Boolean> write(byte[] key, Record record) {
+            return CompletableFuture.failedFuture(gone());
+        }
+
+        private ReplicaUnavailableException gone() {
+            return new ReplicaUnavailableException(ReplicaUnavailableException.Reason.UNREACHABLE,
+                    nodeId + " is no longer a member");
+        }
+    }
+
     private ReplicaCounters answers(String nodeId) {
         return answers.computeIfAbsent(nodeId, metrics::replicas);
     }
@@ -121,7 +155,7 @@ public final class Coordinator {
         List<DigestRead.Slot> slots = new ArrayList<>(targets.size());
         DigestRead.Slot data = null;
         for (ClusterMember target : targets) {
-            DigestRead.Slot slot = new DigestRead.Slot(replicas.get(target.id()), answers(target.id()));
+            DigestRead.Slot slot = new DigestRead.Slot(replica(target.id()), answers(target.id()));
             slots.add(slot);
             if (target.id().equals(selfId)) {
                 data = slot;
@@ -155,9 +189,11 @@ public final class Coordinator {
         PlacementPlan.WriteTargets targets = plan.writeTargets(key, quorum.from());
         Operation op = new Operation(quorum, targets.groups());
         for (ClusterMember target : targets.members()) {
-            boolean remote = !target.id().equals(selfId);
+            Replica replica = replica(target.id());
+            // A departed member gets no hint: it will not be back to take it.
+            boolean remote = !target.id().equals(selfId) && !(replica instanceof DepartedReplica);
             ReplicaCounters answered = answers(target.id());
-            replicas.get(target.id()).write(key, record).whenComplete((ignored, error) -> {
+            replica.write(key, record).whenComplete((ignored, error) -> {
                 answered.answered(outcomeOf(error));
                 op.onResponse(target.id(), record, error);
                 if (error != null && remote) {

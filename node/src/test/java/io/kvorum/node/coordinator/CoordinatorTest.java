@@ -204,6 +204,29 @@ class CoordinatorTest {
         assertThat(order.get(1).write()).isNotDone();
     }
 
+    /**
+     * A request placed by the previous epoch's plan may name a member that has just been
+     * disconnected (it left): that replica fails at once, and the others still make the quorum.
+     */
+    @Test
+    void aMemberThatIsNoLongerConnectedFailsAtOnceAndTheOthersStillMakeTheQuorum() {
+        FakeReplica departed = others()[0];
+        Map<String, Replica> connected = new java.util.HashMap<>(fakes);
+        connected.remove(departed.id);
+        Coordinator c = new Coordinator("n1", placement, connected, hlc, clock, NEVER, RequestTimer.of(timer),
+                (start, end) -> {
+                    throw new AssertionError("no range expected");
+                });
+
+        CompletableFuture<Record> two = c.put(KEY, VALUE, 0, new Quorum(2, 3));
+        order.stream().filter(f -> f != departed).forEach(f -> f.write().complete(true));
+        assertThat(two).isCompleted();
+        assertThat(departed.written).isEmpty();
+
+        CompletableFuture<Record> all = c.put(KEY, VALUE, 0, new Quorum(3, 3));
+        assertThat(all).as("three acks are out of reach at once, not after a timeout").isCompletedExceptionally();
+    }
+
     @Test
     void aPutGoesToExactlyFromReplicasInPreferenceOrder() {
         coordinator().put(KEY, VALUE, 0, new Quorum(1, 2));
