@@ -127,6 +127,8 @@ final class BenchmarkSession implements AutoCloseable {
                 problem = "Not profiled: async-profiler could not start in pid " + pid + ": " + e.getMessage();
             }
         }
+        Map<String, AsyncProfiler> others = profiler != null && options.profileAllNodes && cluster != null
+                ? startOthers(events) : Map.of();
         log.printf("measuring: %s%n", spec.shellLine(runner.tool()));
         WrkOutput out;
         try {
@@ -134,13 +136,38 @@ final class BenchmarkSession implements AutoCloseable {
         } finally {
             if (profiler != null) {
                 Path jfr = profiler.stop();
-                profileOut.add(convert(jfr, events, pid));
+                Profile n1 = convert(jfr, events, pid, runDir, "n1");
+                StringBuilder description = new StringBuilder(n1.description());
+                for (Map.Entry<String, AsyncProfiler> other : others.entrySet()) {
+                    String id = other.getKey();
+                    Profile p = convert(other.getValue().stop(), events, cluster.pid(id), runDir.resolve(id), id);
+                    description.append("\n\n").append(p.description());
+                    for (String file : p.files()) {
+                        description.append(file.endsWith(".html") ? " [" + id + "/" + file + "](" + id + "/" + file + ")" : "");
+                    }
+                }
+                profileOut.add(new Profile(description.toString(), n1.files()));
             }
         }
         if (problem != null) {
             profileOut.add(new Profile(problem, List.of()));
         }
         return out;
+    }
+
+    /** Profilers in every node but n1, each recording into its own subfolder; a node that refuses is left out. */
+    private Map<String, AsyncProfiler> startOthers(Set<AsyncProfiler.Event> events) throws IOException {
+        Map<String, AsyncProfiler> others = new LinkedHashMap<>();
+        for (String id : cluster.ids()) {
+            if (!id.equals("n1")) {
+                try {
+                    others.put(id, AsyncProfiler.start(cluster.pid(id), events, Files.createDirectories(runDir.resolve(id))));
+                } catch (IOException | RuntimeException e) {
+                    log.printf("not profiling %s: %s%n", id, e.getMessage());
+                }
+            }
+        }
+        return others;
     }
 
     /**
@@ -159,17 +186,17 @@ final class BenchmarkSession implements AutoCloseable {
         return lastWindow;
     }
 
-    private Profile convert(Path jfr, Set<AsyncProfiler.Event> events, long pid) throws InterruptedException {
+    private Profile convert(Path jfr, Set<AsyncProfiler.Event> events, long pid, Path dir, String node) throws InterruptedException {
         try {
             List<String> files = new ArrayList<>();
-            for (Path file : AsyncProfiler.convert(jfr, events, runDir)) {
+            for (Path file : AsyncProfiler.convert(jfr, events, dir, node)) {
                 files.add(file.getFileName().toString());
             }
-            String engine = events.contains(AsyncProfiler.Event.CPU) ? AsyncProfiler.engine(runDir.resolve(AsyncProfiler.CPU_COLLAPSED)) : "not used";
-            return new Profile("async-profiler 4.2 in pid " + pid + " (n1) during the measured run, events "
+            String engine = events.contains(AsyncProfiler.Event.CPU) ? AsyncProfiler.engine(dir.resolve(AsyncProfiler.CPU_COLLAPSED)) : "not used";
+            return new Profile("async-profiler 4.2 in pid " + pid + " (" + node + ") during the measured run, events "
                     + events.toString().toLowerCase() + "; cpu engine: " + engine + ".", files);
         } catch (IOException e) {
-            return new Profile("Profiled into " + jfr.getFileName() + " but converting it failed: " + e.getMessage(), List.of());
+            return new Profile("Profiled " + node + " into " + jfr + " but converting it failed: " + e.getMessage(), List.of());
         }
     }
 

@@ -79,6 +79,10 @@ final class LoadOptions {
             defaultValue = "cpu,alloc,lock")
     String profile;
 
+    @Option(names = "--profile-all-nodes", description = "Profile every node the run starts, not only n1: n2 and the others "
+            + "into subfolders of the run folder (nX/cpu.html ...).")
+    boolean profileAllNodes;
+
     @Option(names = "--out", description = "Run folder (default perf/runs/<yyyyMMdd-HHmmss>-<label>).")
     Path out;
 

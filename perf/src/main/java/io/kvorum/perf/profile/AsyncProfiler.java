@@ -59,7 +59,10 @@ public final class AsyncProfiler {
         this.events = events;
     }
 
-    /** Starts profiling {@code pid}, recording into {@code runDir/profile.jfr}. */
+    /**
+     * Starts profiling {@code pid} (which may be this JVM's own, loaded through async-profiler's
+     * Java API), recording into {@code runDir/profile.jfr}.
+     */
     public static AsyncProfiler start(long pid, Set<Event> events, Path runDir) throws IOException {
         if (events.isEmpty()) {
             throw new IllegalArgumentException("no events to profile");
@@ -98,6 +101,14 @@ public final class AsyncProfiler {
     }
 
     private void command(String command) throws IOException {
+        if (pid == ProcessHandle.current().pid()) { // this JVM (the driver's load): no self-attach needed
+            try {
+                one.profiler.AsyncProfiler.getInstance(library.toString()).execute(command);
+            } catch (IllegalStateException | IllegalArgumentException e) {
+                throw new IOException("async-profiler '" + command + "' in this JVM failed: " + e.getMessage(), e);
+            }
+            return;
+        }
         try {
             VirtualMachine vm = VirtualMachine.attach(Long.toString(pid));
             try {
@@ -142,11 +153,16 @@ public final class AsyncProfiler {
      * {@code runDir}; returns the files written, the flame graphs first.
      */
     public static List<Path> convert(Path jfr, Set<Event> events, Path runDir) throws IOException, InterruptedException {
+        return convert(jfr, events, runDir, "n1");
+    }
+
+    /** {@link #convert(Path, Set, Path)} with flame graphs titled for {@code who} ("n2", "the driver"). */
+    public static List<Path> convert(Path jfr, Set<Event> events, Path runDir, String who) throws IOException, InterruptedException {
         List<Path> written = new ArrayList<>();
         for (Event event : events) {
             String name = event.name().toLowerCase();
             Path html = runDir.resolve(name + ".html");
-            jfrconv(List.of("--" + name, "--title", "Kvorum n1 " + name, jfr.toString(), html.toString()), runDir);
+            jfrconv(List.of("--" + name, "--title", "Kvorum " + who + " " + name, jfr.toString(), html.toString()), runDir);
             written.add(html);
         }
         for (Event event : events) {

@@ -12,7 +12,7 @@ import java.util.Map;
  * A real single-node Kvorum cluster in this JVM, on a free loopback port, with its data in a
  * test's temporary directory: the node the binding's tests talk to over HTTP.
  */
-final class InProcessNode implements AutoCloseable {
+public final class InProcessNode implements AutoCloseable {
 
     private final KvorumNode node;
     private final URI uri;
@@ -22,14 +22,14 @@ final class InProcessNode implements AutoCloseable {
         this.uri = URI.create("http://127.0.0.1:" + node.httpAddress().getPort());
     }
 
-    static InProcessNode start(Path dataDir) throws Exception {
+    public static InProcessNode start(Path dataDir) throws Exception {
         NodeConfig config = NodeConfig.fromRaw(Map.of(
                 NodeOption.DATA_DIR, dataDir.toString(),
                 NodeOption.BIND, "127.0.0.1"));
         return new InProcessNode(KvorumNode.start(config, 0, Clock.SYSTEM));
     }
 
-    URI uri() {
+    public URI uri() {
         return uri;
     }
 
