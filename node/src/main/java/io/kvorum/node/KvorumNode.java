@@ -34,6 +34,7 @@ import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.transport.PeerTransport;
 import io.kvorum.node.transport.grpc.GrpcTransport;
+import io.kvorum.node.util.EventLoops;
 import io.kvorum.node.util.Failures;
 import io.kvorum.node.util.NodeThreads;
 import io.kvorum.node.util.WheelRequestTimer;
@@ -137,6 +138,8 @@ public final class KvorumNode implements AutoCloseable {
         parts.add("storage-reading executors", graceful -> executors.stop());
         WheelRequestTimer deadlines = new WheelRequestTimer();
         parts.add("request timer", graceful -> deadlines.close());
+        EventLoops loops = EventLoops.create(config.httpThreads());
+        parts.add("event loops", graceful -> loops.close()); // after the gateway and the transport
 
         HybridLogicalClock hlc = new HybridLogicalClock(clock);
         String selfId = config.self().id();
@@ -151,7 +154,7 @@ public final class KvorumNode implements AutoCloseable {
                 new RepairStorage(storage, local, new RepairStorage.Pacing(config.antiEntropyRate(),
                         config.antiEntropyBandwidth(), RepairStorage.Pacing.INDEX_ENTRIES_PER_SECOND)), executors.antiEntropy,
                 config.antiEntropyInterval(), tuning.antiEntropyIdleTimeout(), metrics);
-        PeerWiring peers = PeerWiring.start(config, clock, transports, parts, executors.rangeTimer, deadlines, local,
+        PeerWiring peers = PeerWiring.start(config, clock, transports, parts, executors.rangeTimer, deadlines, loops, local,
                 localRange, antiEntropy, cluster, metrics);
         peers.reconcile(stored.topology());
         if (joining) {
@@ -180,7 +183,7 @@ public final class KvorumNode implements AutoCloseable {
         BearerTokens tokens = bearerTokens(config.security(), executors.maintenance);
         HttpGateway gateway = new HttpGateway(coordinator,
                 new MembershipAdmin(cluster, new Cleanup(storage, cluster::membership, selfId), executors.maintenance),
-                clock, config.maxValueBytes(), config.httpThreads(),
+                clock, config.maxValueBytes(), loops,
                 () -> {
                     Membership now = cluster.membership();
                     boolean alone = now.topology().size() < 2; // as documented: no peers, hints or rounds

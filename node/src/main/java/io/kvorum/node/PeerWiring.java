@@ -22,6 +22,7 @@ import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
+import io.kvorum.node.util.EventLoops;
 import io.kvorum.node.util.NodeThreads;
 import java.io.IOException;
 import java.time.Duration;
@@ -99,7 +100,7 @@ final class PeerWiring {
      * @param metrics    reports each peer's liveness and hints; {@link #hintStatus} reads the hints back from it
      */
     static PeerWiring start(NodeConfig config, Clock clock, PeerTransport.Factory transports, Lifecycle parts,
-                            ScheduledExecutorService scheduler, RequestTimer deadlines,
+                            ScheduledExecutorService scheduler, RequestTimer deadlines, EventLoops loops,
                             Replica local, RangeSource localRange, AntiEntropyResponders antiEntropy,
                             ClusterMembership membership, NodeMetrics metrics) throws StartupException {
         Tuning tuning = config.tuning();
@@ -117,7 +118,7 @@ final class PeerWiring {
             if (store != null) {
                 parts.add("hint store", graceful -> store.close()); // flushes queued hints
             }
-            PeerTransport transport = transports.create(config, scheduler, deadlines);
+            PeerTransport transport = transports.create(config, scheduler, deadlines, loops);
             // Gracefully, the transport closes after hint delivery and fails the replica calls still
             // waiting, whose writes are hinted before it returns: before the hint store closes. On a
             // kill, killTransport has stopped it already, unless the start failed before that was added.

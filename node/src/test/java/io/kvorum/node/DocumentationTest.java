@@ -142,7 +142,7 @@ class DocumentationTest {
                 creators.put(prefix, className);
             }
         }
-        assertThat(creators).as("NamedThreadFactory names").containsKeys("http-io", "storage-writer");
+        assertThat(creators).as("NamedThreadFactory names").containsKeys("net-io", "storage-writer");
 
         Map<String, String> documented = new TreeMap<>();
         for (List<String> row : table("docs/architecture.md", "thread", "created by", "what runs on it")) {

@@ -44,7 +44,7 @@ public enum NodeOption {
     STORAGE_READERS("storage-readers", "N", "2",
             "Threads serving storage reads and range scans."),
     HTTP_THREADS("http-threads", "N", "0",
-            "Netty event-loop threads for HTTP; 0 means one per core."),
+            "Netty event-loop threads, shared by HTTP and the gRPC traffic between nodes; 0 means one per core."),
     PURGE_INTERVAL("purge-interval", "MS", "60000",
             "How often expired values and old tombstones are purged from storage, in milliseconds."),
     TOMBSTONE_GRACE("tombstone-grace", "MS", "864000000",

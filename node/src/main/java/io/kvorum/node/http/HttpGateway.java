@@ -6,20 +6,13 @@ import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.security.BearerTokens;
 import io.kvorum.node.security.TlsFiles;
 import io.kvorum.node.time.Clock;
-import io.kvorum.node.util.NamedThreadFactory;
+import io.kvorum.node.util.EventLoops;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.ServerChannel;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollEventLoopGroup;
-import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioEventLoopGroup;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -41,16 +34,14 @@ public final class HttpGateway {
     private final RequestMetering metering;
     private final InFlightRequests inFlight = new InFlightRequests();
     private final int maxValueBytes;
-    private final int threads;
     private final TlsFiles tls;
     private final BearerTokens tokens;
     private final ChannelGroup channels = new DefaultChannelGroup("http", GlobalEventExecutor.INSTANCE);
-    private EventLoopGroup bossGroup;
-    private EventLoopGroup workerGroup;
+    private final EventLoops loops;
     private Channel serverChannel;
 
     /**
-     * @param threads event-loop threads; 0 means one per core
+     * @param loops   the node's event loops, which the gateway uses and does not stop
      * @param status  the body of {@code GET /v0/status}, serialized as JSON
      * @param cluster the membership: {@code GET /v0/cluster}, its changes, and the bounds of {@code from}
      * @param repair  runs {@code POST /v0/repair}; completes with the report whether or not every peer was
@@ -61,7 +52,7 @@ public final class HttpGateway {
      * @param tokens  the bearer tokens every request but {@code GET /v0/status} must carry, or null for none
      */
     public HttpGateway(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
-                       int maxValueBytes, int threads, Supplier<NodeStatus> status,
+                       int maxValueBytes, EventLoops loops, Supplier<NodeStatus> status,
                        Supplier<CompletableFuture<RepairReport>> repair, NodeMetrics metrics,
                        TlsFiles tls, BearerTokens tokens) {
         this.router = new RequestRouter(coordinator, cluster, clock, status, repair,
@@ -69,7 +60,7 @@ public final class HttpGateway {
         this.metering = RequestMetering.of(metrics);
         metrics.bindRequestsInFlight(inFlight::count);
         this.maxValueBytes = maxValueBytes;
-        this.threads = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+        this.loops = loops;
         this.tls = tls;
         this.tokens = tokens;
     }
@@ -78,15 +69,9 @@ public final class HttpGateway {
     public InetSocketAddress start(String bindAddress, int port) throws InterruptedException, SSLException {
         SslContext https = tls == null ? null : SslContextBuilder.forServer(tls.certificate().toFile(),
                 tls.privateKey().toFile()).protocols(TlsFiles.PROTOCOLS).build();
-        boolean epoll = Epoll.isAvailable();
-        bossGroup = epoll ? new EpollEventLoopGroup(1, new NamedThreadFactory("http-accept"))
-                : new NioEventLoopGroup(1, new NamedThreadFactory("http-accept"));
-        workerGroup = epoll ? new EpollEventLoopGroup(threads, new NamedThreadFactory("http-io"))
-                : new NioEventLoopGroup(threads, new NamedThreadFactory("http-io"));
-        Class<? extends ServerChannel> channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         ServerBootstrap bootstrap = new ServerBootstrap()
-                .group(bossGroup, workerGroup)
-                .channel(channelType)
+                .group(loops.acceptor(), loops.io())
+                .channel(loops.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
@@ -108,7 +93,7 @@ public final class HttpGateway {
 
     /**
      * Stops accepting connections, waits up to {@code grace} for requests in progress to be
-     * answered, then closes every connection and the event loops.
+     * answered, then closes every connection (the event loops are the node's: {@link EventLoops}).
      */
     public void stop(Duration grace) throws InterruptedException {
         if (serverChannel != null) {
@@ -116,11 +101,5 @@ public final class HttpGateway {
         }
         inFlight.awaitNone(grace);
         channels.close().await(1, TimeUnit.SECONDS);
-        if (workerGroup != null) {
-            workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(2, TimeUnit.SECONDS);
-        }
-        if (bossGroup != null) {
-            bossGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(2, TimeUnit.SECONDS);
-        }
     }
 }

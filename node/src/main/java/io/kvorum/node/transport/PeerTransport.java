@@ -4,6 +4,7 @@ import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.MembershipPeer;
 import io.kvorum.node.cluster.MembershipResponder;
 import io.kvorum.node.config.NodeConfig;
+import io.kvorum.node.util.EventLoops;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.liveness.PeerProbe;
@@ -39,8 +40,9 @@ public interface PeerTransport {
         /**
          * @param scheduler runs the transport's own timeouts (e.g. of range batches)
          * @param deadlines runs the per-call deadlines of replica requests
+         * @param loops     the node's network threads, for a transport that does network I/O
          */
-        PeerTransport create(NodeConfig config, ScheduledExecutorService scheduler, RequestTimer deadlines);
+        PeerTransport create(NodeConfig config, ScheduledExecutorService scheduler, RequestTimer deadlines, EventLoops loops);
     }
 
     /** What this node serves to its peers. */

@@ -11,6 +11,7 @@ import io.kvorum.node.config.Tuning;
 import io.kvorum.node.security.TlsFiles;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
+import io.kvorum.node.util.EventLoops;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.Map;
@@ -33,6 +34,7 @@ public final class GrpcTransport implements PeerTransport {
 
     private final NodeConfig config;
     private final ScheduledExecutorService scheduler;
+    private final EventLoops loops;
     private final RequestTimer deadlines;
     private Server server;
     private LocalIdentity identity;
@@ -51,8 +53,9 @@ public final class GrpcTransport implements PeerTransport {
      * @param scheduler runs the per-batch timeouts of range scans
      * @param deadlines runs the per-call deadlines of replica requests
      */
-    private GrpcTransport(NodeConfig config, ScheduledExecutorService scheduler, RequestTimer deadlines) {
+    private GrpcTransport(NodeConfig config, ScheduledExecutorService scheduler, RequestTimer deadlines, EventLoops loops) {
         this.config = config;
+        this.loops = loops;
         this.scheduler = scheduler;
         this.deadlines = deadlines;
     }
@@ -72,6 +75,9 @@ public final class GrpcTransport implements PeerTransport {
                 .addService(new AntiEntropyGrpcService(local.antiEntropy()))
                 .addService(new MembershipGrpcService(local.membership()))
                 .intercept(new ClusterCheck(new ForeignClusterLog(identity::clusterId), local.membership()))
+                .bossEventLoopGroup(loops.acceptor())
+                .workerEventLoopGroup(loops.io())
+                .channelType(loops.serverChannel())
                 .directExecutor() // handlers only enqueue storage work; they never block
                 .maxInboundMessageSize(maxMessage())
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
@@ -89,6 +95,8 @@ public final class GrpcTransport implements PeerTransport {
         Tuning.Grpc tuning = config.tuning().grpc();
         int maxMessage = maxMessage();
         ManagedChannel channel = NettyChannelBuilder.forAddress(m.host(), m.grpcPort(), credentials)
+                .eventLoopGroup(loops.io())
+                .channelType(loops.clientChannel())
                 .directExecutor() // answers complete futures whose continuations are short
                 .maxInboundMessageSize(maxMessage)
                 .keepAliveTime(10, TimeUnit.SECONDS)

@@ -4,6 +4,7 @@ import io.kvorum.node.cluster.ClusterIdentity;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
+import io.kvorum.node.util.EventLoops;
 import io.kvorum.node.util.NamedThreadFactory;
 import java.time.Duration;
 import java.util.Map;
@@ -61,7 +62,8 @@ public final class SimulatedNetwork implements PeerTransport.Factory, AutoClosea
     }
 
     @Override
-    public PeerTransport create(NodeConfig config, ScheduledExecutorService scheduler, RequestTimer deadlines) {
+    public PeerTransport create(NodeConfig config, ScheduledExecutorService scheduler, RequestTimer deadlines,
+                                EventLoops loops) { // no sockets: the loops are not used
         return new SimulatedTransport(this, config, scheduler, deadlines);
     }
 

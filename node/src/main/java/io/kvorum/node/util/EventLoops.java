@@ -1,0 +1,73 @@
+package io.kvorum.node.util;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The node's network threads: one acceptor and {@code threads} I/O event loops (epoll where the
+ * kernel has it), shared by the HTTP gateway, the gRPC server and the gRPC channels to peers.
+ *
+ * <p>Why shared: a replicated request crosses HTTP and gRPC several times. With a group of loops
+ * each (HTTP, gRPC server, gRPC client: ten threads on two cores) every crossing woke another
+ * thread, and context switches were the largest single item of a 3-node profile. On shared loops
+ * a message written to a peer channel on the writing thread's own loop is queued without a wake-up
+ * and flushed with the others written in the same pass of the loop. Nothing that runs on these
+ * threads may block: gRPC handlers run with a direct executor and only enqueue storage work.
+ */
+public final class EventLoops implements AutoCloseable {
+
+    private final boolean epoll;
+    private final EventLoopGroup acceptor;
+    private final EventLoopGroup io;
+
+    private EventLoops(boolean epoll, EventLoopGroup acceptor, EventLoopGroup io) {
+        this.epoll = epoll;
+        this.acceptor = acceptor;
+        this.io = io;
+    }
+
+    /** @param threads I/O event loops; 0 means one per core */
+    public static EventLoops create(int threads) {
+        int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+        boolean epoll = Epoll.isAvailable();
+        return epoll
+                ? new EventLoops(true, new EpollEventLoopGroup(1, new NamedThreadFactory("net-accept")),
+                        new EpollEventLoopGroup(n, new NamedThreadFactory("net-io")))
+                : new EventLoops(false, new NioEventLoopGroup(1, new NamedThreadFactory("net-accept")),
+                        new NioEventLoopGroup(n, new NamedThreadFactory("net-io")));
+    }
+
+    /** Accepts connections of the node's listening sockets. */
+    public EventLoopGroup acceptor() {
+        return acceptor;
+    }
+
+    /** Reads and writes every connection. */
+    public EventLoopGroup io() {
+        return io;
+    }
+
+    public Class<? extends ServerChannel> serverChannel() {
+        return epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    }
+
+    public Class<? extends SocketChannel> clientChannel() {
+        return epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+    }
+
+    /** Stops the loops, after whatever used them has closed its channels. */
+    @Override
+    public void close() throws InterruptedException {
+        io.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(2, TimeUnit.SECONDS);
+        acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(2, TimeUnit.SECONDS);
+    }
+}
