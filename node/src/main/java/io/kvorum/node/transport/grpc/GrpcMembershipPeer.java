@@ -1,6 +1,7 @@
 package io.kvorum.node.transport.grpc;
 
 import io.grpc.Context;
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.cluster.MemberState;
@@ -23,9 +24,9 @@ import java.util.function.Function;
 /**
  * {@link MembershipPeer} over {@code Membership} on the channel the node keeps to the peer. Fetches
  * and proposals have {@code timeout}; a change runs while the coordinator proposes it to every
- * member, so it has {@code changeTimeout}. A status maps back to {@link MembershipChangeException}:
- * {@code ABORTED} to in progress, {@code FAILED_PRECONDITION} to invalid, anything else (the peer
- * unreachable too) to unavailable.
+ * member, so it has {@code changeTimeout}. A member's own refusal comes back as it was made (its
+ * reason in the {@link MembershipGrpcService#CHANGE_REFUSAL} trailer, its message as the status's
+ * description); any other failure of the call means the peer is unavailable, said in its name.
  */
 record GrpcMembershipPeer(PeerChannel peer, Duration timeout, Duration changeTimeout) implements MembershipPeer {
 
@@ -77,7 +78,7 @@ record GrpcMembershipPeer(PeerChannel peer, Duration timeout, Duration changeTim
 
             @Override
             public void onError(Throwable t) {
-                answer.completeExceptionally(failure(Status.fromThrowable(t)));
+                answer.completeExceptionally(failure(t));
             }
 
             @Override
@@ -89,16 +90,25 @@ record GrpcMembershipPeer(PeerChannel peer, Duration timeout, Duration changeTim
         };
     }
 
+    /** The member's own refusal when the status carries one, else the call's failure. */
+    private MembershipChangeException failure(Throwable t) {
+        Status status = Status.fromThrowable(t);
+        Metadata trailers = Status.trailersFromThrowable(t);
+        String refusal = trailers == null ? null : trailers.get(MembershipGrpcService.CHANGE_REFUSAL);
+        for (Reason reason : Reason.values()) { // a reason this build does not know is a failure
+            if (reason.name().equals(refusal)) {
+                return new MembershipChangeException(reason, status.getDescription());
+            }
+        }
+        return failure(status);
+    }
+
     private MembershipChangeException failure(Status status) {
         Function<String, String> said = what -> peer.peerId() + " " + what
                 + (status.getDescription() != null ? ": " + status.getDescription() : "");
         return switch (status.getCode()) {
-            case ABORTED -> new MembershipChangeException(Reason.IN_PROGRESS, status.getDescription());
-            case FAILED_PRECONDITION -> new MembershipChangeException(Reason.INVALID, status.getDescription());
             case UNAVAILABLE, DEADLINE_EXCEEDED, PERMISSION_DENIED -> new MembershipChangeException(Reason.UNAVAILABLE,
-                    status.getDescription() != null && status.getCode() == Status.Code.UNAVAILABLE
-                            && status.getDescription().contains("is unreachable")
-                            ? status.getDescription() : said.apply("is unreachable (" + status.getCode() + ")"));
+                    said.apply("is unreachable (" + status.getCode() + ")"));
             default -> new MembershipChangeException(Reason.UNAVAILABLE, said.apply("failed (" + status.getCode() + ")"));
         };
     }

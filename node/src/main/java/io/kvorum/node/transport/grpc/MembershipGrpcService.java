@@ -1,5 +1,6 @@
 package io.kvorum.node.transport.grpc;
 
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
@@ -73,6 +74,12 @@ final class MembershipGrpcService extends MembershipGrpc.MembershipImplBase {
         });
     }
 
+    /**
+     * Set on a status that carries a member's own refusal (a {@link MembershipChangeException}, by
+     * its reason's name), so that the caller tells it from a failure of the call itself.
+     */
+    static final Metadata.Key<String> CHANGE_REFUSAL = Metadata.Key.of("kvorum-change-refusal", Metadata.ASCII_STRING_MARSHALLER);
+
     static StatusRuntimeException statusOf(Throwable error) {
         if (error instanceof MembershipChangeException e) {
             Status status = switch (e.reason()) {
@@ -80,7 +87,9 @@ final class MembershipGrpcService extends MembershipGrpc.MembershipImplBase {
                 case UNAVAILABLE -> Status.UNAVAILABLE;
                 case INVALID -> Status.FAILED_PRECONDITION;
             };
-            return status.withDescription(e.getMessage()).asRuntimeException();
+            Metadata trailers = new Metadata();
+            trailers.put(CHANGE_REFUSAL, e.reason().name());
+            return status.withDescription(e.getMessage()).asRuntimeException(trailers);
         }
         return Status.INTERNAL.withDescription(String.valueOf(error.getMessage())).asRuntimeException();
     }

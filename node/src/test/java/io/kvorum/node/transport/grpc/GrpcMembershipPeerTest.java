@@ -1,0 +1,121 @@
+package io.kvorum.node.transport.grpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.Membership;
+import io.kvorum.node.cluster.MembershipChange;
+import io.kvorum.node.cluster.MembershipChangeException;
+import io.kvorum.node.cluster.MembershipChangeException.Reason;
+import io.kvorum.node.cluster.MembershipResponder;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * How {@link GrpcMembershipPeer} tells a member's own refusal of a change (passed on as it was
+ * made, whatever its text) from a failure to reach the member (said in the member's name).
+ */
+@Timeout(30)
+class GrpcMembershipPeerTest {
+
+    private static final MembershipChange JOIN = new MembershipChange(MembershipChange.Kind.JOIN,
+            new ClusterMember("n4", "127.0.0.1", 8083, 9083));
+
+    private Server server;
+    private ManagedChannel channel;
+
+    @AfterEach
+    void stop() {
+        if (channel != null) {
+            channel.shutdownNow();
+        }
+        if (server != null) {
+            server.shutdownNow();
+        }
+    }
+
+    private GrpcMembershipPeer peerRefusingWith(MembershipChangeException refusal) throws Exception {
+        String name = InProcessServerBuilder.generateName();
+        server = InProcessServerBuilder.forName(name).directExecutor()
+                .addService(new MembershipGrpcService(new Refusing(refusal))).build().start();
+        return peerOn(name);
+    }
+
+    private GrpcMembershipPeer peerOn(String name) {
+        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+        return new GrpcMembershipPeer(new PeerChannel("n1", "n2", "cluster", channel), Duration.ofSeconds(5),
+                Duration.ofSeconds(5));
+    }
+
+    private static MembershipChangeException failureOf(CompletableFuture<?> call) {
+        Throwable t = catchThrowable(call::join);
+        assertThat(t).isInstanceOf(CompletionException.class).cause().isInstanceOf(MembershipChangeException.class);
+        return (MembershipChangeException) t.getCause();
+    }
+
+    @Test
+    void aMemberUnreachableFromTheCoordinatorIsNamedAsTheCoordinatorSaidIt() throws Exception {
+        GrpcMembershipPeer n1 = peerRefusingWith(new MembershipChangeException(Reason.UNAVAILABLE, "n3 did not answer"));
+
+        MembershipChangeException e = failureOf(n1.change(JOIN));
+
+        assertThat(e.reason()).isEqualTo(Reason.UNAVAILABLE);
+        assertThat(e.getMessage()).isEqualTo("n3 did not answer");
+    }
+
+    @Test
+    void aChangeInProgressStaysAConflict() throws Exception {
+        GrpcMembershipPeer n1 = peerRefusingWith(new MembershipChangeException(Reason.IN_PROGRESS, "n4 is joining"));
+
+        MembershipChangeException e = failureOf(n1.change(JOIN));
+
+        assertThat(e.reason()).isEqualTo(Reason.IN_PROGRESS);
+        assertThat(e.getMessage()).isEqualTo("n4 is joining");
+    }
+
+    @Test
+    void aPeerThatCannotBeReachedIsNamed() {
+        GrpcMembershipPeer n1 = peerOn(InProcessServerBuilder.generateName()); // nothing listens there
+
+        MembershipChangeException e = failureOf(n1.change(JOIN));
+
+        assertThat(e.reason()).isEqualTo(Reason.UNAVAILABLE);
+        assertThat(e.getMessage()).startsWith("n1 is unreachable (UNAVAILABLE)");
+    }
+
+    /** A coordinator that refuses every change with the same exception. */
+    private record Refusing(MembershipChangeException refusal) implements MembershipResponder {
+        @Override
+        public boolean isMember() {
+            return true;
+        }
+
+        @Override
+        public Membership membership() {
+            throw new UnsupportedOperationException("not asked in these tests");
+        }
+
+        @Override
+        public CompletableFuture<Void> adopt(Membership proposed) {
+            return CompletableFuture.failedFuture(new UnsupportedOperationException());
+        }
+
+        @Override
+        public CompletableFuture<Membership> change(MembershipChange change) {
+            return CompletableFuture.failedFuture(refusal);
+        }
+
+        @Override
+        public void sawEpoch(String sender, long epoch) {
+        }
+    }
+}
