@@ -82,9 +82,6 @@ final class DriverCommand implements Callable<Integer> {
             if (inFlight < 1 || pool < 1 || ioThreads < 1) {
                 throw new IllegalArgumentException("--in-flight, --pool and --io-threads must be positive");
             }
-            if (options.tls || options.token) {
-                throw new IllegalArgumentException("--tls and --token are not supported by perf driver yet");
-            }
         } catch (IllegalArgumentException e) {
             err.println("kvorum perf driver: " + e.getMessage());
             return 2;
@@ -99,7 +96,9 @@ final class DriverCommand implements Callable<Integer> {
         Path driverDir = Files.createDirectories(runDir.resolve("driver"));
         Path wrkDir = Files.createDirectories(runDir.resolve("wrk"));
         String loadBefore = MachineInfo.loadAverage();
-        LoadRunner runner = new LoadRunner(wrk.get());
+        ClusterSecurity security = ClusterSecurity.create(runDir, options.tls, options.token);
+        LoadTool securedWrk = wrk.get().withEnvironment(security.toolEnvironment());
+        LoadRunner runner = new LoadRunner(securedWrk);
         Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
         DriverLoad.Spec load = new DriverLoad.Spec(options.workload, options.keys, options.valueBytes, options.readRatio,
                 options.ack == null ? 0 : options.ack, options.from == null ? 0 : options.from, inFlight);
@@ -112,8 +111,8 @@ final class DriverCommand implements Callable<Integer> {
         List<String> nodeCommands;
         String preload;
         LoadSpec wrkSpec;
-        try (BenchmarkSession session = BenchmarkSession.open(options, ClusterSecurity.none(), wrk.get(), scriptDir, runDir, err);
-             KvorumClient client = client(session)) {
+        try (BenchmarkSession session = BenchmarkSession.open(options, security, securedWrk, scriptDir, runDir, err);
+             KvorumClient client = client(session, security)) {
             DriverLoad driver = new DriverLoad(client, load);
             if (!options.warmup.isZero()) {
                 err.printf("warming the driver up for %d s (not recorded) ...%n", options.warmup.toSeconds());
@@ -149,7 +148,7 @@ final class DriverCommand implements Callable<Integer> {
             preload = session.preload().summary();
         }
         String report = report(label, load, driverResult, wrkResult, wrkSpec.shellLine(runner.tool()), nodeCommands, preload,
-                profile, driverGc, wrkGc, loadBefore);
+                profile, driverGc, wrkGc, loadBefore, security.describe());
         Files.writeString(runDir.resolve("report.md"), report, StandardCharsets.UTF_8);
         System.out.printf("%s: driver %,.0f req/s (p99 %s, failures %d)%s%n", label, driverResult.achievedRate(),
                 Markdown.ms(driverResult.percentilesMs().get("p99")), driverResult.errors(),
@@ -159,7 +158,7 @@ final class DriverCommand implements Callable<Integer> {
         return 0;
     }
 
-    private KvorumClient client(BenchmarkSession session) {
+    private KvorumClient client(BenchmarkSession session, ClusterSecurity security) throws IOException {
         KvorumClient.Builder builder = KvorumClient.builder().endpoints(session.target())
                 .connectionsPerEndpoint(pool)
                 .maxPendingPerConnection(Math.max(1, (inFlight + pool - 1) / pool) * 2)
@@ -168,6 +167,12 @@ final class DriverCommand implements Callable<Integer> {
                 .retryPolicy(RetryPolicy.NONE);
         if (routeToReplicas) {
             builder.routeToReplicas();
+        }
+        if (security.tls()) {
+            builder.trustCertificates(security.caFile());
+        }
+        if (security.tokens()) { // the token's file, made for the run; never printed
+            builder.bearerToken(Files.readAllLines(security.tokenFile()).get(0).trim());
         }
         return builder.build();
     }
@@ -198,7 +203,7 @@ final class DriverCommand implements Callable<Integer> {
 
     private String report(String label, DriverLoad.Spec load, RunResult driver, RunResult wrk, String wrkLine,
                           List<String> nodeCommands, String preload, String profile, List<NodeGc> driverGc, List<NodeGc> wrkGc,
-                          String loadBefore) {
+                          String loadBefore, String secured) {
         MachineInfo machine = MachineInfo.current();
         StringBuilder md = new StringBuilder("# Kvorum perf driver: ").append(label).append("\n\n");
         md.append("- date: ").append(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME)).append('\n');
@@ -212,6 +217,7 @@ final class DriverCommand implements Callable<Integer> {
                 .append(Runtime.getRuntime().maxMemory() >> 20).append(" MiB\n");
         md.append("- load average before / after: ").append(loadBefore).append(" / ").append(MachineInfo.loadAverage())
                 .append(" (the driver, wrk and the nodes share these CPUs)\n");
+        md.append("- security: ").append(secured).append(" (both the driver and wrk)\n");
         md.append("- preload: ").append(preload).append("\n\n");
         md.append("## Throughput, closed loop, ").append(options.duration.toSeconds()).append(" s each, same cluster and data\n\n");
         List<List<String>> rows = new ArrayList<>();
