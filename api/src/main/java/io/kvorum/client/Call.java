@@ -34,8 +34,7 @@ final class Call<R, T> {
         CompletableFuture<R> start(Endpoint endpoint);
     }
 
-    private final List<Endpoint> endpoints;
-    private final EndpointSelector selector;
+    private final KvorumClient client;
     private final RetryPolicy policy;
     private final EventLoopGroup group;
     private final byte[] key;
@@ -49,8 +48,7 @@ final class Call<R, T> {
     private int attempts;
 
     Call(KvorumClient client, byte[] key, Duration timeout, String what, Attempt<R> attempt, Function<R, T> outcome) {
-        this.endpoints = client.endpointList();
-        this.selector = client.settings().selector();
+        this.client = client;
         this.policy = client.settings().retryPolicy();
         this.group = client.group();
         this.key = key;
@@ -110,19 +108,22 @@ final class Call<R, T> {
         });
     }
 
+    /** The endpoint of the next attempt, among those of the client's routing now (a retry follows a membership change). */
     private Endpoint choose() {
+        KvorumClient.Routing routing = client.routing();
+        List<Endpoint> endpoints = routing.endpoints();
         List<URI> candidates = new ArrayList<>(endpoints.size());
-        addCandidates(candidates, true, true);
+        addCandidates(endpoints, candidates, true, true);
         if (candidates.isEmpty()) {
-            addCandidates(candidates, true, false);
+            addCandidates(endpoints, candidates, true, false);
         }
         if (candidates.isEmpty()) {
-            addCandidates(candidates, false, true);
+            addCandidates(endpoints, candidates, false, true);
         }
         if (candidates.isEmpty()) {
-            addCandidates(candidates, false, false);
+            addCandidates(endpoints, candidates, false, false);
         }
-        URI chosen = selector.select(key, List.copyOf(candidates));
+        URI chosen = routing.selector().select(key, List.copyOf(candidates));
         for (Endpoint e : endpoints) {
             if (e.uri().equals(chosen) && candidates.contains(chosen)) {
                 tried.add(e);
@@ -132,7 +133,7 @@ final class Call<R, T> {
         throw new IllegalStateException("the endpoint selector chose " + chosen + ", not one of " + candidates);
     }
 
-    private void addCandidates(List<URI> into, boolean healthyOnly, boolean untriedOnly) {
+    private void addCandidates(List<Endpoint> endpoints, List<URI> into, boolean healthyOnly, boolean untriedOnly) {
         for (Endpoint e : endpoints) {
             if ((!healthyOnly || e.healthy()) && (!untriedOnly || !tried.contains(e))) {
                 into.add(e.uri());

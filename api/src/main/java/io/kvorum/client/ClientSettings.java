@@ -13,7 +13,7 @@ import java.util.concurrent.Executor;
 record ClientSettings(List<URI> endpoints, Duration connectTimeout, Duration requestTimeout, int connectionsPerEndpoint,
                       int maxPendingPerConnection, int ioThreads, Executor callbackExecutor, RetryPolicy retryPolicy,
                       EndpointSelector selector, String bearerToken, Duration probeInterval, int maxResponseBytes,
-                      Duration closeTimeout, SslContext tls) {
+                      Duration closeTimeout, Duration membershipRefreshInterval, SslContext tls) {
 
     @Override
     public String toString() { // never the token

@@ -9,6 +9,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -17,8 +18,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -84,6 +88,12 @@ import javax.net.ssl.SSLException;
  * of one connection in order, so a request whose deadline passes while it waits closes its
  * connection: the requests queued behind it fail with {@link KvorumConnectionException} and are
  * retried as the policy allows. Ranges ({@link #range}) use a connection of their own.
+ *
+ * <h2>Membership</h2>
+ * A client built with {@link Builder#routeToReplicas()} follows the cluster's membership (SPEC §8):
+ * every {@link Builder#membershipRefreshInterval} it reads {@code GET /v0/cluster} from one of its
+ * nodes and, when the epoch is newer, routes over that membership's normal members from the next
+ * attempt on (a retry included). Other clients keep the endpoints they were given.
  */
 public final class KvorumClient implements AutoCloseable {
 
@@ -91,19 +101,37 @@ public final class KvorumClient implements AutoCloseable {
 
     private final ClientSettings settings;
     private final EventLoopGroup group;
-    private final List<Endpoint> endpoints;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Set<Call<?, ?>> live = ConcurrentHashMap.newKeySet();
     private final BlockingKvorumClient sync = new BlockingKvorumClient(this);
+    /** Where requests go now; replaced whole when a routing client adopts a newer membership. */
+    private volatile Routing routing;
+    /** Endpoints of members that left the routing, closed one request timeout later; guarded by this. */
+    private final Set<Endpoint> retiring = new HashSet<>();
+    /** The next membership refresh of a routing client, or null; guarded by this. */
+    private ScheduledFuture<?> refresh;
 
-    private KvorumClient(ClientSettings settings) {
+    /**
+     * The endpoints of a client and how an attempt chooses among them, as one value so that an
+     * attempt never sees the endpoints of one membership with the selector of another.
+     *
+     * @param view the membership the endpoints are the normal members of, or null when the client
+     *             keeps the endpoints it was given
+     */
+    record Routing(List<Endpoint> endpoints, EndpointSelector selector, ClusterView view) {
+    }
+
+    private KvorumClient(ClientSettings settings, ClusterView view) {
         this.settings = settings;
         this.group = new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory("kvorum-client", true));
         List<Endpoint> list = new ArrayList<>();
         for (URI uri : settings.endpoints()) {
             list.add(new Endpoint(uri, group, settings));
         }
-        this.endpoints = List.copyOf(list);
+        this.routing = new Routing(List.copyOf(list), settings.selector(), view);
+        if (view != null) {
+            scheduleRefresh();
+        }
     }
 
     /** A builder with the defaults of each of its options. */
@@ -127,12 +155,21 @@ public final class KvorumClient implements AutoCloseable {
 
     /** The first endpoint, without a trailing slash. */
     public URI baseUri() {
-        return endpoints.get(0).uri();
+        return routing.endpoints().get(0).uri();
     }
 
-    /** The endpoints, in the order given to the builder. */
+    /**
+     * The endpoints requests go to: in the order given to the builder; for a client that
+     * {@linkplain Builder#routeToReplicas routes to replicas}, the normal members of the newest
+     * membership it read, by id.
+     */
     public List<URI> endpoints() {
-        return endpoints.stream().map(Endpoint::uri).toList();
+        return routing.endpoints().stream().map(Endpoint::uri).toList();
+    }
+
+    /** The membership a client that routes to replicas follows (the newest epoch it read); empty for other clients. */
+    public Optional<ClusterView> membership() {
+        return Optional.ofNullable(routing.view());
     }
 
     /** The blocking view of this client: the same operations, waiting for their outcome. */
@@ -290,8 +327,94 @@ public final class KvorumClient implements AutoCloseable {
         return group;
     }
 
-    List<Endpoint> endpointList() {
-        return endpoints;
+    Routing routing() {
+        return routing;
+    }
+
+    /** Reads the membership again after the refresh interval, unless the client is closed. */
+    private synchronized void scheduleRefresh() {
+        if (closed.get()) {
+            return;
+        }
+        try {
+            refresh = group.schedule(this::refreshMembership, settings.membershipRefreshInterval().toNanos(),
+                    TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // closing: no more refreshes
+        }
+    }
+
+    private void refreshMembership() {
+        if (closed.get()) {
+            return;
+        }
+        CompletableFuture<ClusterView> read;
+        try {
+            read = cluster();
+        } catch (IllegalStateException closing) {
+            return;
+        }
+        read.whenComplete((view, error) -> {
+            if (error == null) {
+                adopt(view);
+            } else {
+                LOG.log(System.Logger.Level.DEBUG, () -> "membership refresh failed, keeping epoch "
+                        + routing.view().epoch() + ": " + Call.unwrap(error));
+            }
+            scheduleRefresh();
+        });
+    }
+
+    /**
+     * Routes by {@code view} when it is newer than the membership followed: a member that became
+     * normal gets a pool; one that is no longer normal gets no new attempt, and its connections
+     * close one request timeout later, when the calls already sent to it have had their answers.
+     * An older or equal epoch, or a view without a normal member, changes nothing.
+     */
+    private synchronized void adopt(ClusterView view) {
+        Routing current = routing;
+        if (closed.get() || view.epoch() <= current.view().epoch()) {
+            return;
+        }
+        String scheme = current.endpoints().get(0).uri().getScheme();
+        ReplicaRouter router;
+        try {
+            router = ReplicaRouter.of(view, scheme);
+        } catch (IllegalArgumentException noNormalMember) {
+            return;
+        }
+        Map<URI, Endpoint> existing = new HashMap<>();
+        current.endpoints().forEach(e -> existing.put(e.uri(), e));
+        List<Endpoint> next = new ArrayList<>();
+        for (URI uri : normalMembers(view, scheme)) {
+            Endpoint kept = existing.remove(uri);
+            next.add(kept != null ? kept : new Endpoint(uri, group, settings));
+        }
+        routing = new Routing(List.copyOf(next), EndpointSelector.replicasFirst(router), view);
+        LOG.log(System.Logger.Level.INFO, () -> "following membership epoch " + view.epoch() + " (was "
+                + current.view().epoch() + "): " + endpoints());
+        Set<Endpoint> left = Set.copyOf(existing.values());
+        if (left.isEmpty()) {
+            return;
+        }
+        retiring.addAll(left);
+        try {
+            group.schedule(() -> retire(left), settings.requestTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closing) {
+            retire(left);
+        }
+    }
+
+    private void retire(Set<Endpoint> left) {
+        synchronized (this) {
+            retiring.removeAll(left);
+        }
+        left.forEach(Endpoint::close);
+    }
+
+    /** The HTTP endpoints of {@code view}'s normal members, by id. */
+    static List<URI> normalMembers(ClusterView view, String scheme) {
+        return view.members().stream().filter(ClusterView.Member::isNormal).map(m -> m.httpUri(scheme)).toList();
     }
 
     boolean inEventLoop() {
@@ -359,7 +482,16 @@ public final class KvorumClient implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        endpoints.forEach(Endpoint::close);
+        List<Endpoint> open;
+        synchronized (this) { // no adopt() after this: it checks closed under the same lock
+            if (refresh != null) {
+                refresh.cancel(false);
+            }
+            open = new ArrayList<>(routing.endpoints());
+            open.addAll(retiring);
+            retiring.clear();
+        }
+        open.forEach(Endpoint::close);
         KvorumConnectionException gone = new KvorumConnectionException("the client was closed");
         live.forEach(c -> c.fail(gone));
         long timeout = settings.closeTimeout().toMillis();
@@ -422,6 +554,7 @@ public final class KvorumClient implements AutoCloseable {
     public static final class Builder {
 
         static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
+        static final Duration DEFAULT_MEMBERSHIP_REFRESH = Duration.ofSeconds(10);
 
         private List<URI> endpoints = List.of();
         private Duration connectTimeout = Duration.ofSeconds(5);
@@ -437,6 +570,7 @@ public final class KvorumClient implements AutoCloseable {
         private int maxResponseBytes = 16 * 1024 * 1024;
         private Duration closeTimeout = Duration.ofSeconds(2);
         private boolean routeToReplicas;
+        private Duration membershipRefreshInterval = DEFAULT_MEMBERSHIP_REFRESH;
         private SslContext tls;
 
         private Builder() {
@@ -559,10 +693,22 @@ public final class KvorumClient implements AutoCloseable {
          * placing keys with the node's own code ({@link io.kvorum.client.placement.Rendezvous}). The
          * endpoints given become seeds: {@link #build()} asks them for the membership
          * ({@code GET /v0/cluster}) and the client then talks to every normal member. Replaces
-         * any {@link #endpointSelector}. The membership is read once, at build time.
+         * any {@link #endpointSelector}. The client reads the membership again every
+         * {@link #membershipRefreshInterval} and follows a newer epoch: it routes to a member once
+         * it is normal, and stops sending to one that left or is leaving.
          */
         public Builder routeToReplicas() {
             this.routeToReplicas = true;
+            return this;
+        }
+
+        /**
+         * How often a client that {@link #routeToReplicas routes to replicas} reads the membership
+         * from one of its nodes (default 10 s). Until it does, a change costs requests a hop, not
+         * their outcome: any node coordinates any request. Other clients keep the endpoints they were given.
+         */
+        public Builder membershipRefreshInterval(Duration interval) {
+            this.membershipRefreshInterval = positive(interval, "membershipRefreshInterval");
             return this;
         }
 
@@ -577,23 +723,23 @@ public final class KvorumClient implements AutoCloseable {
                 throw new IllegalStateException("no endpoint given");
             }
             if (!routeToReplicas) {
-                return new KvorumClient(settings(endpoints, selector));
+                return new KvorumClient(settings(endpoints, selector), null);
             }
             ClusterView view;
-            try (KvorumClient seeds = new KvorumClient(settings(endpoints, EndpointSelector.roundRobin()))) {
+            try (KvorumClient seeds = new KvorumClient(settings(endpoints, EndpointSelector.roundRobin()), null)) {
                 view = BlockingKvorumClient.await(seeds, seeds.cluster());
             } catch (IOException e) {
                 throw new UncheckedIOException("no seed of " + endpoints + " described the cluster", e);
             }
-            List<URI> members = view.members().stream().filter(ClusterView.Member::isNormal)
-                    .map(m -> m.httpUri(endpoints.get(0).getScheme())).toList();
-            return new KvorumClient(settings(members, EndpointSelector.replicasFirst(ReplicaRouter.of(view))));
+            String scheme = endpoints.get(0).getScheme();
+            return new KvorumClient(settings(normalMembers(view, scheme),
+                    EndpointSelector.replicasFirst(ReplicaRouter.of(view, scheme))), view);
         }
 
         private ClientSettings settings(List<URI> endpoints, EndpointSelector selector) {
             return new ClientSettings(endpoints, connectTimeout, requestTimeout, connectionsPerEndpoint,
                     maxPendingPerConnection, ioThreads, callbackExecutor, retryPolicy, selector, bearerToken,
-                    probeInterval, maxResponseBytes, closeTimeout, tlsFor(endpoints));
+                    probeInterval, maxResponseBytes, closeTimeout, membershipRefreshInterval, tlsFor(endpoints));
         }
 
         /** The builder's trust for {@code https} endpoints, or the JDK's default trust when none was given. */

@@ -52,6 +52,8 @@ final class FakeNode implements AutoCloseable {
     private final Channel server;
     final List<Seen> seen = new CopyOnWriteArrayList<>();
     final AtomicInteger connections = new AtomicInteger();
+    /** Connections open now. */
+    final AtomicInteger openConnections = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
     private final SslContext tls;
@@ -69,6 +71,8 @@ final class FakeNode implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         connections.incrementAndGet();
+                        openConnections.incrementAndGet();
+                        ch.closeFuture().addListener(f -> openConnections.decrementAndGet());
                         if (tls != null) {
                             ch.pipeline().addLast(tls.newHandler(ch.alloc()));
                         }

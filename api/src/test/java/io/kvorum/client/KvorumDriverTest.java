@@ -32,18 +32,15 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class KvorumDriverTest {
 
-    private final List<AutoCloseable> toClose = new ArrayList<>();
+    private final OpenedInTest opened = new OpenedInTest();
 
     @AfterEach
     void closeAll() throws Exception {
-        for (int i = toClose.size() - 1; i >= 0; i--) {
-            toClose.get(i).close();
-        }
+        opened.close();
     }
 
     private <T extends AutoCloseable> T closing(T resource) {
-        toClose.add(resource);
-        return resource;
+        return opened.add(resource);
     }
 
     private FakeNode node(FakeNode.Script script) throws InterruptedException {
@@ -153,10 +150,10 @@ class KvorumDriverTest {
             assertThat(kv.get("k" + i).join()).as("call %d", i).isPresent();
         }
         assertThat(up.seen).hasSize(20);
-        assertThat(kv.endpointList().get(0).healthy()).as("the refusing endpoint is marked down").isFalse();
+        assertThat(kv.routing().endpoints().get(0).healthy()).as("the refusing endpoint is marked down").isFalse();
 
         FakeNode back = closing(FakeNode.start(downPort, echo()));
-        await().atMost(Duration.ofSeconds(10)).until(() -> kv.endpointList().get(0).healthy());
+        await().atMost(Duration.ofSeconds(10)).until(() -> kv.routing().endpoints().get(0).healthy());
         assertThat(back.seen).extracting(FakeNode.Seen::uri).contains("/v0/status");
         for (int i = 0; i < 20; i++) {
             kv.get("again" + i).join();

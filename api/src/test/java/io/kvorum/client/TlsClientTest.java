@@ -3,6 +3,8 @@ package io.kvorum.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvorum.client.placement.ClusterView;
+import io.kvorum.client.placement.ReplicaRouter;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -15,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -117,6 +120,31 @@ class TlsClientTest {
         assertThatThrownBy(() -> client.get("k").get(10, TimeUnit.SECONDS))
                 .hasRootCauseInstanceOf(java.security.GeneralSecurityException.class);
         assertThat(node.seen).isEmpty();
+    }
+
+    @Test
+    void aRoutingClientOverHttpsSendsEachWriteToItsKeysReplica() throws Exception {
+        AtomicReference<String> membership = new AtomicReference<>();
+        FakeNode.Script script = (request, n) -> request.uri().startsWith("/v0/cluster")
+                ? FakeNode.answer(200, membership.get()) : FakeNode.answer(201, "");
+        FakeNode a = closing(FakeNode.startHttps(serverTls, script));
+        FakeNode b = closing(FakeNode.startHttps(serverTls, script));
+        membership.set(MembershipFollowingTest.view(1, MembershipFollowingTest.states(a, "normal", b, "normal")));
+        KvorumClient client = closing(KvorumClient.builder().endpoints(a.uri()).trustCertificates(pki.resolve("ours/ca.pem"))
+                .requestTimeout(Duration.ofSeconds(10)).routeToReplicas().build());
+        assertThat(client.endpoints()).as("members keep the seed's scheme").containsExactlyInAnyOrder(a.uri(), b.uri());
+
+        ReplicaRouter router = ReplicaRouter.of(ClusterView.parse(membership.get()), "https");
+        List<String> toB = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            client.put("k" + i, "v".getBytes(StandardCharsets.UTF_8)).get(10, TimeUnit.SECONDS);
+            if (router.replicasFor("k" + i, 1).get(0).equals(b.uri())) {
+                toB.add("/v0/entity?id=k" + i);
+            }
+        }
+        assertThat(toB).as("the placement puts some of 20 keys on each node").isNotEmpty().hasSizeLessThan(20);
+        assertThat(b.seen).filteredOn(s -> s.method().equals("PUT")).extracting(FakeNode.Seen::uri)
+                .as("every write went to its key's replica").containsExactlyElementsOf(toB);
     }
 
     @Test

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -105,6 +106,37 @@ class ClusterEndpointTest {
                 double coordinated = Scrape.parse(send(cluster.httpUri(id), "/metrics", "GET").body())
                         .sum("kvorum_requests_total", Map.of("op", "put", "code", "201"));
                 assertThat(coordinated).as("PUTs coordinated by %s", id).isEqualTo(firstReplicaOf.get(id).doubleValue());
+            }
+        });
+    }
+
+    /**
+     * A routing client follows a join (SPEC §8): it reads the newer epoch within its refresh
+     * interval and from then on the new member coordinates the writes of the keys it is first
+     * replica of, and no others ({@code kvorum_requests_total} on the new member).
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void aRoutingClientFollowsAJoin() throws Exception {
+        MiniCluster.runWithNewCluster(MiniCluster.SIMULATED, 2, Map.of(NodeOption.REPLICATION_FACTOR, "2"), cluster -> {
+            try (KvorumClient client = KvorumClient.builder().endpoints(cluster.httpUri("n1")).routeToReplicas()
+                    .membershipRefreshInterval(Duration.ofMillis(200)).build()) {
+                assertThat(client.endpoints()).hasSize(2);
+                String joined = cluster.join(List.of("n1"));
+                URI joinedUri = cluster.httpUri(joined);
+                Awaitility.await("the client routes to " + joined).atMost(Duration.ofSeconds(60))
+                        .until(() -> client.endpoints().contains(joinedUri));
+                ReplicaRouter router = ReplicaRouter.of(client.membership().orElseThrow());
+                int firstOnJoined = 0;
+                for (int i = 0; i < 300; i++) {
+                    String key = "followed:" + i;
+                    client.sync().put(key, "v".getBytes(UTF_8));
+                    firstOnJoined += router.replicasFor(key, 2).get(0).equals(joinedUri) ? 1 : 0;
+                }
+                double coordinated = Scrape.parse(send(joinedUri, "/metrics", "GET").body())
+                        .sum("kvorum_requests_total", Map.of("op", "put", "code", "201"));
+                assertThat(firstOnJoined).as("keys placed first on the new member").isPositive();
+                assertThat(coordinated).as("PUTs coordinated by " + joined).isEqualTo(firstOnJoined);
             }
         });
     }
