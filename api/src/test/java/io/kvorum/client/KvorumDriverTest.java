@@ -20,6 +20,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -225,28 +227,55 @@ class KvorumDriverTest {
         assertThatThrownBy(() -> shortDefault.sync().put("k", new byte[1])).isInstanceOf(KvorumTimeoutException.class);
     }
 
+    /**
+     * A node that answers each request only once the test {@linkplain Semaphore#release released}
+     * an answer: a stage attached to a future that is already complete runs on the attaching
+     * thread, whatever the client does, so tests about where stages run attach them first.
+     */
+    private FakeNode heldNode(Semaphore answers, FakeNode.Script script) throws InterruptedException {
+        return node((r, n) -> {
+            try {
+                if (!answers.tryAcquire(10, TimeUnit.SECONDS)) {
+                    throw new AssertionError("the test released no answer for " + r.uri());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return script.answer(r, n);
+        });
+    }
+
     @Test
     void futuresCompleteOnTheEventLoopOrOnTheCallbackExecutorNeverOnTheCommonPool() throws Exception {
-        FakeNode node = node((r, n) -> answer(200, "v"));
+        Semaphore answers = new Semaphore(0);
+        FakeNode node = heldNode(answers, (r, n) -> r.uri().contains("id=gone") ? FakeNode.HANG_UP : answer(200, "v"));
         AtomicReference<String> thread = new AtomicReference<>();
         KvorumClient plain = client(KvorumClient.builder().endpoints(node.uri()));
-        plain.get("k").thenRun(() -> thread.set(Thread.currentThread().getName())).join();
+        CompletableFuture<Void> stage = plain.get("k").thenRun(() -> thread.set(Thread.currentThread().getName()));
+        answers.release();
+        stage.join();
         assertThat(thread.get()).startsWith("kvorum-client");
 
         ExecutorService callbacks = Executors.newSingleThreadExecutor(r -> new Thread(r, "user-callbacks"));
         closing(callbacks::shutdownNow);
-        KvorumClient withExecutor = client(KvorumClient.builder().endpoints(node.uri()).callbackExecutor(callbacks));
-        withExecutor.get("k").thenRun(() -> thread.set(Thread.currentThread().getName())).join();
+        KvorumClient withExecutor = client(KvorumClient.builder().endpoints(node.uri()).callbackExecutor(callbacks)
+                .retryPolicy(RetryPolicy.NONE));
+        stage = withExecutor.get("k").thenRun(() -> thread.set(Thread.currentThread().getName()));
+        answers.release();
+        stage.join();
         assertThat(thread.get()).isEqualTo("user-callbacks");
-        node.close();
-        assertThat(withExecutor.get("k").whenComplete((v, e) -> thread.set(Thread.currentThread().getName()))
-                .handle((v, e) -> e).join()).isInstanceOf(CompletionException.class).hasCauseInstanceOf(IOException.class);
+
+        CompletableFuture<Throwable> failed = withExecutor.get("gone")
+                .whenComplete((v, e) -> thread.set(Thread.currentThread().getName())).handle((v, e) -> e);
+        answers.release();
+        assertThat(failed.join()).isInstanceOf(CompletionException.class).hasCauseInstanceOf(IOException.class);
         assertThat(thread.get()).as("failures too").isEqualTo("user-callbacks");
     }
 
     @Test
     void aBlockingCallFromACallbackIsRefused() throws Exception {
-        FakeNode node = node((r, n) -> answer(200, "v"));
+        Semaphore answers = new Semaphore(0);
+        FakeNode node = heldNode(answers, (r, n) -> answer(200, "v"));
         KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri()));
         CompletableFuture<Optional<byte[]>> nested = kv.get("k").thenApply(v -> {
             try {
@@ -255,6 +284,7 @@ class KvorumDriverTest {
                 throw new AssertionError(e);
             }
         });
+        answers.release();
         assertThat(failure(nested)).isInstanceOf(IllegalStateException.class);
     }
 
