@@ -6,6 +6,7 @@ import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.storage.BucketIndex;
 import io.kvorum.node.storage.LevelDbStore;
+import io.kvorum.node.util.Pace;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -92,7 +93,7 @@ final class MaintainedTrees {
         for (int w = 0; w < dirty.length(); w++) {
             dirty.set(w, leafCount - w * 64 >= 64 ? -1L : (1L << (leafCount - w * 64)) - 1);
         }
-        this.indexPace = RepairStorage.steady(indexEntriesPerSecond);
+        this.indexPace = Pace.steady(indexEntriesPerSecond);
         store.onChangedBuckets(this::changed);
     }
 

@@ -9,6 +9,7 @@ import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.storage.BucketIndex;
 import io.kvorum.node.storage.StorageService;
 import io.kvorum.node.util.NodeThreads;
+import io.kvorum.node.util.Pace;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
@@ -82,20 +83,9 @@ public final class RepairStorage implements AutoCloseable {
         this.storage = storage;
         this.local = local;
         this.pacing = pacing;
-        this.recordPace = steady(pacing.recordsPerSecond());
-        this.bytePace = steady(pacing.bytesPerSecond());
-        this.indexPace = steady(pacing.indexEntriesPerSecond());
-    }
-
-    /**
-     * A rate limiter that never goes faster than {@code perSecond}, also after being idle. Guava's
-     * plain {@code RateLimiter.create(rate)} saves up to a second of unused permits and then hands
-     * them out at once, so the first refresh after a quiet minute would run unpaced and take a
-     * whole core from client requests for as long; a warming-up limiter charges saved permits at
-     * least the steady rate instead (and starts slower).
-     */
-    static RateLimiter steady(double perSecond) {
-        return RateLimiter.create(perSecond, 1, TimeUnit.SECONDS);
+        this.recordPace = Pace.steady(pacing.recordsPerSecond());
+        this.bytePace = Pace.steady(pacing.bytesPerSecond());
+        this.indexPace = Pace.steady(pacing.indexEntriesPerSecond());
     }
 
     /**

@@ -12,6 +12,7 @@ import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.util.NamedThreadFactory;
+import io.kvorum.node.util.Pace;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,7 +55,7 @@ public final class JoinStream extends RecordMover {
     @Override
     void move(Membership m) throws InterruptedException, ExecutionException, TimeoutException {
         PlacementPlan plan = new PlacementPlan(m);
-        RateLimiter pace = RateLimiter.create(tuning.recordsPerSecond());
+        RateLimiter pace = Pace.steady(tuning.recordsPerSecond());
         for (ClusterMember source : m.current().members()) {
             if (source.id().equals(membership.selfId()) || progress.isDone(source.id())) {
                 continue;

@@ -12,6 +12,7 @@ import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.util.NamedThreadFactory;
+import io.kvorum.node.util.Pace;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -61,7 +62,7 @@ public final class LeaveStream extends RecordMover {
         }
         Placement current = new Placement(m.current());
         Placement coming = new Placement(m.coming());
-        RateLimiter pace = RateLimiter.create(tuning.recordsPerSecond());
+        RateLimiter pace = Pace.steady(tuning.recordsPerSecond());
         byte[] after = progress.resumeAfter(LOCAL);
         long handed = 0;
         try (EntryStream stream = localRecords.open(after == null ? FIRST_KEY : successor(after), null)) {

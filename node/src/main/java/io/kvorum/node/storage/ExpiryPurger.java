@@ -1,9 +1,12 @@
 package io.kvorum.node.storage;
 
+import com.google.common.util.concurrent.RateLimiter;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
+import io.kvorum.node.util.Pace;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -23,49 +26,111 @@ import org.slf4j.LoggerFactory;
  * Each change goes through the writer as a {@link Mutation.Purge}, which acts only if
  * the record is still the one the scan saw, so a concurrent write is never lost.
  *
+ * <p>Pacing: a pass reads at most {@link Pacing#recordsPerSecond} records and
+ * {@link Pacing#bytesPerSecond} bytes a second, so that it never takes a core from client
+ * requests. (Unpaced, a pass over 100,000 records ran on every node of a cluster at once, and took
+ * a 3-node PUT p99 at 10,000/s from 8 ms to 10-89 ms.) It reads in batches of {@value #SCAN_BATCH}
+ * records, each through a fresh storage cursor that starts after the last key seen: a pass that
+ * lasts minutes never holds one LevelDB snapshot, and the files it pins, for all that time.
+ *
  * <p>Cancellation: a pass stops early, between records, when its thread is interrupted (the node's
  * shutdown interrupts the maintenance executor and waits for it before closing storage).
  */
-public record ExpiryPurger(StorageService storage, Clock clock, long tombstoneGraceMillis) {
+public final class ExpiryPurger {
+
+    /**
+     * How fast a pass may read.
+     *
+     * @param recordsPerSecond records read a second
+     * @param bytesPerSecond   bytes (keys and encoded records) read a second
+     */
+    public record Pacing(double recordsPerSecond, double bytesPerSecond) {
+        /**
+         * 20,000 records and 32 MiB a second, anti-entropy's own read pace: a pass over a million
+         * records takes under a minute.
+         */
+        public static final Pacing DEFAULT = new Pacing(20_000, 32 << 20);
+    }
 
     private static final Logger log = LoggerFactory.getLogger(ExpiryPurger.class);
     private static final int SCAN_BATCH = 256;
+    private static final int SCAN_BYTES = 1 << 20;
+
+    private final StorageService storage;
+    private final Clock clock;
+    private final long tombstoneGraceMillis;
+    private final RateLimiter recordPace;
+    private final RateLimiter bytePace;
+
+    public ExpiryPurger(StorageService storage, Clock clock, long tombstoneGraceMillis) {
+        this(storage, clock, tombstoneGraceMillis, Pacing.DEFAULT);
+    }
+
+    public ExpiryPurger(StorageService storage, Clock clock, long tombstoneGraceMillis, Pacing pace) {
+        this.storage = storage;
+        this.clock = clock;
+        this.tombstoneGraceMillis = tombstoneGraceMillis;
+        this.recordPace = Pace.steady(pace.recordsPerSecond());
+        this.bytePace = Pace.steady(pace.bytesPerSecond());
+    }
 
     /**
      * One full pass, or less if the thread is interrupted; returns the number of records changed.
-     * Blocking; run it on its own thread.
+     * Blocking, and paced; run it on its own thread.
      */
     public int runOnce() {
         int changed = 0;
-        try (LevelDbStore.Cursor cursor = storage.store().cursor(new byte[0], null)) {
-            List<Entry> batch;
-            while (!Thread.currentThread().isInterrupted() && !(batch = cursor.next(SCAN_BATCH, 1 << 20)).isEmpty()) {
-                long now = clock.currentTimeMillis();
-                for (Entry e : batch) {
-                    if (Thread.currentThread().isInterrupted()) {
-                        break; // keeps the interrupt: the caller's executor is shutting down
+        byte[] from = new byte[0];
+        List<Entry> batch;
+        while (!Thread.currentThread().isInterrupted() && !(batch = nextBatch(from)).isEmpty()) {
+            long now = clock.currentTimeMillis();
+            for (Entry e : batch) {
+                if (Thread.currentThread().isInterrupted()) {
+                    break; // keeps the interrupt: the caller's executor is shutting down
+                }
+                Record r = e.record();
+                CompletableFuture<Boolean> done = null;
+                if (r.tombstone()) {
+                    if (HybridLogicalClock.physicalMillis(r.timestamp()) + tombstoneGraceMillis <= now) {
+                        done = storage.purge(e.key(), r, null);
                     }
-                    Record r = e.record();
-                    CompletableFuture<Boolean> done = null;
-                    if (r.tombstone()) {
-                        if (HybridLogicalClock.physicalMillis(r.timestamp()) + tombstoneGraceMillis <= now) {
-                            done = storage.purge(e.key(), r, null);
-                        }
-                    } else if (r.isExpiredAt(now)) {
-                        done = storage.purge(e.key(), r, Record.tombstone(r.timestamp(), r.writer()));
-                    }
-                    if (done != null) {
-                        // Wait for each change: the purger must never crowd out client writes.
-                        if (done.exceptionally(t -> false).join()) {
-                            changed++;
-                        }
+                } else if (r.isExpiredAt(now)) {
+                    done = storage.purge(e.key(), r, Record.tombstone(r.timestamp(), r.writer()));
+                }
+                if (done != null) {
+                    // Wait for each change: the purger must never crowd out client writes.
+                    if (done.exceptionally(t -> false).join()) {
+                        changed++;
                     }
                 }
             }
+            from = justAfter(batch.get(batch.size() - 1).key());
         }
         if (changed > 0) {
             log.debug("purged {} expired records and old tombstones", changed);
         }
         return changed;
+    }
+
+    /** The next records from {@code from} on, read through a cursor of their own, after waiting for the pace. */
+    private List<Entry> nextBatch(byte[] from) {
+        List<Entry> batch;
+        try (LevelDbStore.Cursor cursor = storage.store().cursor(from, null)) {
+            batch = cursor.next(SCAN_BATCH, SCAN_BYTES);
+        }
+        if (!batch.isEmpty()) {
+            long bytes = 0;
+            for (Entry e : batch) {
+                bytes += e.key().length + (e.record().value() == null ? 0 : e.record().value().length);
+            }
+            recordPace.acquire(batch.size());
+            bytePace.acquire((int) Math.min(bytes, Integer.MAX_VALUE));
+        }
+        return batch;
+    }
+
+    /** The least key after {@code key} in LevelDB's unsigned byte order. */
+    private static byte[] justAfter(byte[] key) {
+        return Arrays.copyOf(key, key.length + 1);
     }
 }

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvorum.node.time.ManualClock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -200,5 +201,63 @@ class ExpiryPurgerTest {
             Thread.interrupted();
         }
         assertThat(read("k").tombstone()).isFalse();
+    }
+
+    @Test
+    void aRecordWrittenAheadOfThePassIsPurgedInThatPass() {
+        int n = 300; // two scan batches: a fresh cursor for the second one sees what was written meanwhile
+        for (int i = 0; i < n; i++) {
+            write(String.format("a%04d", i), Record.value(pack(T0, 0), "n1", key("v"), T0 + 1));
+        }
+        AtomicReference<Boolean> written = new AtomicReference<>();
+        ManualClock racingClock = new ManualClock(T0 + 10) {
+            @Override
+            public long currentTimeMillis() {
+                if (written.get() == null) {
+                    written.set(storage.write(key("z-late"), Record.value(pack(T0, 1), "n1", key("v"), T0 + 1)).join());
+                }
+                return super.currentTimeMillis();
+            }
+        };
+
+        assertThat(new ExpiryPurger(storage, racingClock, GRACE).runOnce()).isEqualTo(n + 1);
+
+        assertThat(written.get()).isTrue();
+        assertThat(read("z-late").tombstone()).isTrue();
+    }
+
+    // The two pace tests bound a pass's duration from below only: pacing makes it at least that
+    // long however fast the machine; nothing here says how fast an unpaced pass is.
+
+    @Test
+    void aPassReadsNoMoreRecordsASecondThanItsPace() {
+        int n = 600; // batches of 256, 256 and 88: the second and third wait 256 / 400 s each
+        for (int i = 0; i < n; i++) {
+            write(String.format("k%04d", i), Record.value(pack(T0, 0), "n1", key("v"), T0 + 1));
+        }
+        clock.set(T0 + 1);
+        ExpiryPurger paced = new ExpiryPurger(storage, clock, GRACE, new ExpiryPurger.Pacing(400, 1e12));
+
+        long started = System.nanoTime();
+        assertThat(paced.runOnce()).isEqualTo(n);
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+
+        assertThat(took).isGreaterThanOrEqualTo(Duration.ofMillis(1200));
+    }
+
+    @Test
+    void aPassReadsNoMoreBytesASecondThanItsPace() {
+        int n = 300; // a first batch of 256 records (about 1 MB), then 44 that wait for it at 1 MiB/s
+        for (int i = 0; i < n; i++) {
+            write(String.format("k%04d", i), Record.value(pack(T0, 0), "n1", new byte[4000], T0 + 1));
+        }
+        clock.set(T0 + 1);
+        ExpiryPurger paced = new ExpiryPurger(storage, clock, GRACE, new ExpiryPurger.Pacing(1e9, 1 << 20));
+
+        long started = System.nanoTime();
+        assertThat(paced.runOnce()).isEqualTo(n);
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+
+        assertThat(took).isGreaterThanOrEqualTo(Duration.ofMillis(900));
     }
 }
