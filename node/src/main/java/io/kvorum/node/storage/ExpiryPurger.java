@@ -42,7 +42,7 @@ public final class ExpiryPurger {
      * How fast a pass may read.
      *
      * @param recordsPerSecond records read a second
-     * @param bytesPerSecond   bytes (keys and encoded records) read a second
+     * @param bytesPerSecond   bytes (keys and values) read a second
      */
     public record Pacing(double recordsPerSecond, double bytesPerSecond) {
         /**
