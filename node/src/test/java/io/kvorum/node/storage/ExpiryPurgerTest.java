@@ -8,6 +8,7 @@ import io.kvorum.node.time.ManualClock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -52,6 +53,24 @@ class ExpiryPurgerTest {
 
     private ExpiryPurger purger() {
         return new ExpiryPurger(storage, clock, GRACE);
+    }
+
+    /**
+     * A clock at {@code millis} that runs {@code race} the first time it is read. The purger reads
+     * the clock after each scanned batch, before it purges the batch: a racing write lands exactly
+     * there.
+     */
+    private static ManualClock racing(long millis, Runnable race) {
+        AtomicBoolean raced = new AtomicBoolean();
+        return new ManualClock(millis) {
+            @Override
+            public long currentTimeMillis() {
+                if (raced.compareAndSet(false, true)) {
+                    race.run();
+                }
+                return super.currentTimeMillis();
+            }
+        };
     }
 
     @Test
@@ -148,18 +167,9 @@ class ExpiryPurgerTest {
         write("k", expired);
         Record rewritten = Record.value(pack(T0 + 5, 0), "n2", key("new"), Record.NEVER_EXPIRES);
 
-        // The purger reads the clock after each scanned batch, before it purges the batch:
-        // a client write lands exactly there, after the scan saw the expired record.
+        // A client write lands after the scan saw the expired record.
         AtomicReference<Boolean> overwritten = new AtomicReference<>();
-        ManualClock racingClock = new ManualClock(T0 + 10) {
-            @Override
-            public long currentTimeMillis() {
-                if (overwritten.get() == null) {
-                    overwritten.set(storage.write(key("k"), rewritten).join());
-                }
-                return super.currentTimeMillis();
-            }
-        };
+        ManualClock racingClock = racing(T0 + 10, () -> overwritten.set(storage.write(key("k"), rewritten).join()));
 
         int changed = new ExpiryPurger(storage, racingClock, GRACE).runOnce();
 
@@ -173,15 +183,8 @@ class ExpiryPurgerTest {
         write("k", Record.tombstone(pack(T0, 0), "n1"));
         Record rewritten = Record.value(pack(T0 + GRACE, 0), "n2", key("back"), Record.NEVER_EXPIRES);
         AtomicReference<Boolean> overwritten = new AtomicReference<>();
-        ManualClock racingClock = new ManualClock(T0 + 2 * GRACE) {
-            @Override
-            public long currentTimeMillis() {
-                if (overwritten.get() == null) {
-                    overwritten.set(storage.write(key("k"), rewritten).join());
-                }
-                return super.currentTimeMillis();
-            }
-        };
+        ManualClock racingClock = racing(T0 + 2 * GRACE,
+                () -> overwritten.set(storage.write(key("k"), rewritten).join()));
 
         assertThat(new ExpiryPurger(storage, racingClock, GRACE).runOnce()).isZero();
 
@@ -210,15 +213,8 @@ class ExpiryPurgerTest {
             write(String.format("a%04d", i), Record.value(pack(T0, 0), "n1", key("v"), T0 + 1));
         }
         AtomicReference<Boolean> written = new AtomicReference<>();
-        ManualClock racingClock = new ManualClock(T0 + 10) {
-            @Override
-            public long currentTimeMillis() {
-                if (written.get() == null) {
-                    written.set(storage.write(key("z-late"), Record.value(pack(T0, 1), "n1", key("v"), T0 + 1)).join());
-                }
-                return super.currentTimeMillis();
-            }
-        };
+        Record late = Record.value(pack(T0, 1), "n1", key("v"), T0 + 1);
+        ManualClock racingClock = racing(T0 + 10, () -> written.set(storage.write(key("z-late"), late).join()));
 
         assertThat(new ExpiryPurger(storage, racingClock, GRACE).runOnce()).isEqualTo(n + 1);
 
