@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -50,8 +51,12 @@ final class CompareCommand implements Callable<Integer> {
         }
         Path dir = RunFolder.create(out != null ? out : Path.of("perf", "runs",
                 "compare-" + java.time.LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))), "compare");
-        Files.writeString(dir.resolve("latency.svg"),
-                LatencyPlot.svg("Latency by percentile", results.stream().map(RunResult::series).toList()), StandardCharsets.UTF_8);
+        List<String> names = names(runs, results);
+        List<LatencyPlot.Series> series = new ArrayList<>();
+        for (int i = 0; i < results.size(); i++) {
+            series.add(new LatencyPlot.Series(names.get(i), results.get(i).series().points()));
+        }
+        Files.writeString(dir.resolve("latency.svg"), LatencyPlot.svg("Latency by percentile", series), StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("compare.md"), markdown(runs, results, top), StandardCharsets.UTF_8);
         System.out.println("compare: " + dir.resolve("compare.md"));
         return 0;
@@ -63,17 +68,42 @@ final class CompareCommand implements Callable<Integer> {
         return r.gcMeasuredKnown() || Double.isNaN(r.gcMaxPauseOfN1()) ? ms : ms + " (whole run)";
     }
 
+    /**
+     * What each run is called in the report: its label, unless another run has the same label (two
+     * builds or settings measured with the same workload, nodes and rate), then the label and its
+     * folder's name, or the folder's path as given when those are alike too.
+     */
+    static List<String> names(List<Path> runs, List<RunResult> results) {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < runs.size(); i++) {
+            String label = results.get(i).label();
+            Path folder = runs.get(i).toAbsolutePath().normalize().getFileName();
+            boolean labelShared = false;
+            boolean folderShared = false;
+            for (int j = 0; j < runs.size(); j++) {
+                if (j != i && Objects.equals(results.get(j).label(), label)) {
+                    labelShared = true;
+                    folderShared |= Objects.equals(runs.get(j).toAbsolutePath().normalize().getFileName(), folder);
+                }
+            }
+            names.add(!labelShared ? label : label + " (" + (folderShared ? runs.get(i) : folder) + ")");
+        }
+        return names;
+    }
+
     static String markdown(List<Path> runs, List<RunResult> results, int top) {
+        List<String> names = names(runs, results);
         StringBuilder md = new StringBuilder("# Kvorum perf compare\n\n");
         md.append("- date: ").append(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME)).append('\n');
         for (int i = 0; i < runs.size(); i++) {
-            md.append("- ").append(results.get(i).label()).append(": `").append(runs.get(i)).append("`")
+            md.append("- ").append(names.get(i)).append(": `").append(runs.get(i)).append("`")
                     .append(i == 0 ? " (baseline)" : "").append('\n');
         }
         md.append('\n');
         List<List<String>> rows = new ArrayList<>();
-        for (RunResult r : results) {
-            rows.add(List.of(r.label(), r.mode().startsWith("closed") ? "closed loop (not corrected)" : "fixed rate",
+        for (int i = 0; i < results.size(); i++) {
+            RunResult r = results.get(i);
+            rows.add(List.of(names.get(i), r.mode().startsWith("closed") ? "closed loop (not corrected)" : "fixed rate",
                     r.requestedRate() > 0 ? Markdown.count(r.requestedRate()) : "saturation", Markdown.count(r.achievedRate()),
                     Markdown.ms(r.percentilesMs().get("p50")), Markdown.ms(r.percentilesMs().get("p99")),
                     Markdown.ms(r.percentilesMs().get("p99.9")), Markdown.ms(r.maxMs()), Long.toString(r.errors()),
@@ -85,13 +115,13 @@ final class CompareCommand implements Callable<Integer> {
                 + "whose GC log covers start, preload and warm-up too.\n\n");
         md.append("![latency by percentile](latency.svg)\n\n");
 
-        md.append("## Top frames that changed (self time, n1, vs ").append(results.get(0).label()).append(")\n\n");
+        md.append("## Top frames that changed (self time, n1, vs ").append(names.get(0)).append(")\n\n");
         List<Map<String, Double>> shares = new ArrayList<>();
         List<String> missing = new ArrayList<>();
         for (int i = 0; i < runs.size(); i++) {
             Path file = FrameDiff.find(runs.get(i), results.get(i).cpuCollapsed());
             if (file == null) {
-                missing.add(results.get(i).label());
+                missing.add(names.get(i));
             } else {
                 shares.add(FrameDiff.selfShares(file));
             }
@@ -101,7 +131,7 @@ final class CompareCommand implements Callable<Integer> {
             return md.toString();
         }
         List<String> header = new ArrayList<>(List.of("frame"));
-        results.forEach(r -> header.add(r.label()));
+        header.addAll(names);
         header.add("change");
         List<List<String>> frameRows = new ArrayList<>();
         for (FrameDiff.Change c : FrameDiff.topChanges(shares, top)) {

@@ -93,4 +93,25 @@ class CompareCommandTest {
                 .contains("| old | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 214 ms (whole run) |")
                 .contains("| new | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 4.50 ms |");
     }
+
+    @Test
+    void runsWithTheSameLabelAreToldApartByTheirFolders() throws Exception {
+        Path short20 = Files.createDirectories(dir.resolve("a").resolve("warmup20s"));
+        Path long60 = Files.createDirectories(dir.resolve("a").resolve("warmup60s"));
+        Path again20 = Files.createDirectories(dir.resolve("b").resolve("warmup20s"));
+        Path nginx = Files.createDirectories(dir.resolve("a").resolve("nginx"));
+        List<Path> runs = List.of(short20, long60, again20, nginx);
+        List<RunResult> results = List.of(result("put-3n", null), result("put-3n", null), result("put-3n", null),
+                result("nginx-25000rps", null));
+
+        List<String> names = CompareCommand.names(runs, results);
+
+        assertThat(names).containsExactly("put-3n (" + short20 + ")", "put-3n (warmup60s)", "put-3n (" + again20 + ")",
+                "nginx-25000rps");
+        assertThat(CompareCommand.markdown(runs, results, 5))
+                .contains("| put-3n (warmup60s) | fixed rate |")
+                .contains("| nginx-25000rps | fixed rate |")
+                .contains("- put-3n (warmup60s): `" + long60 + "`")
+                .contains("vs put-3n (" + short20 + ")");
+    }
 }
