@@ -4,7 +4,9 @@ import io.kvorum.perf.report.TimeSeriesPlot;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
@@ -55,6 +57,33 @@ public final class MetricsReport {
         return plots;
     }
 
+    /**
+     * The nodes whose first anti-entropy round since they started ended during the measured run, in
+     * seconds from its start: their rounds counter was still 0 at the run's first scrape and grew later.
+     * Such a round runs its code for the first time, and the class loading and compilation around it
+     * raise the tail of every node on shared cores, once (perf/README.md, "The first minute after a
+     * start").
+     */
+    public Map<String, Double> firstAntiEntropyRounds() {
+        Map<String, Double> first = new TreeMap<>();
+        log.scrapes().forEach((node, scrapes) -> {
+            if (scrapes.isEmpty() || roundsSoFar(scrapes.get(0)) > 0) {
+                return;
+            }
+            for (Scrape scrape : scrapes) {
+                if (roundsSoFar(scrape) > 0) {
+                    first.put(node, (scrape.epochMillis() - originMillis) / 1000.0);
+                    return;
+                }
+            }
+        });
+        return first;
+    }
+
+    private static double roundsSoFar(Scrape scrape) {
+        return scrape.series(MetricFamilies.ANTI_ENTROPY_ROUNDS).values().stream().mapToDouble(PrometheusText.Sample::value).sum();
+    }
+
     /** The Markdown section, linking {@link #plots()} and {@link #CSV} when there are series. */
     public String markdown() {
         StringBuilder md = new StringBuilder("## Node metrics over the measured run\n\n");
@@ -76,6 +105,16 @@ public final class MetricsReport {
                 .append(problem).append('\n'));
         if (!log.problems().isEmpty()) {
             md.append('\n');
+        }
+        Map<String, Double> firstRounds = firstAntiEntropyRounds();
+        if (!firstRounds.isEmpty()) {
+            List<String> when = new ArrayList<>();
+            firstRounds.forEach((node, seconds) -> when.add(String.format(Locale.ROOT, "%s at +%.1f s", node, seconds)));
+            md.append("**Not the steady state:** the first anti-entropy round since the node started ended inside the ")
+                    .append("measured run on ").append(String.join(", ", when)).append(". A first round runs its code for ")
+                    .append("the first time, and the JVM's class loading and compilation around it raise the tail, once ")
+                    .append("(perf/README.md, \"The first minute after a start\"). A `--warmup` of 60 s keeps the first ")
+                    .append("rounds out of the measured run.\n\n");
         }
         for (String file : plots().keySet()) {
             md.append("![").append(file.replace(".svg", "").replace('-', ' ')).append("](").append(file).append(")\n\n");

@@ -137,4 +137,24 @@ class MetricsReportTest {
         assertThat(m.find()).as("a line titled %s", title).isTrue();
         return m.group(1).isEmpty() ? List.of() : List.of(m.group(1).split(" "));
     }
+
+    @Test
+    void aFirstAntiEntropyRoundInsideTheRunIsPointedOut() {
+        MetricsReport report = new MetricsReport(twoNodes(), START, 5);
+
+        assertThat(report.firstAntiEntropyRounds()).containsExactly(Map.entry("n1", 4.0));
+        assertThat(report.markdown()).contains("**Not the steady state:**").contains("measured run on n1 at +4.0 s.");
+    }
+
+    @Test
+    void roundsThatAreNotTheFirstAreNotPointedOut() {
+        List<Scrape> n1 = new ArrayList<>();
+        for (int s = 0; s <= 5; s++) {
+            n1.add(new Scrape(START + s * 1000L, PrometheusText.parse(nodeScrape(1000 * s, 10 * s, 0, 0.0, s >= 3 ? 2 : 1))));
+        }
+        MetricsReport report = new MetricsReport(new ScrapeLog(Map.of("n1", n1), Map.of()), START, 5);
+
+        assertThat(report.firstAntiEntropyRounds()).isEmpty();
+        assertThat(report.markdown()).doesNotContain("Not the steady state");
+    }
 }
