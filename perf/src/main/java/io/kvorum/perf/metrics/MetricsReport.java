@@ -60,8 +60,8 @@ public final class MetricsReport {
     /**
      * The nodes whose first anti-entropy round since they started ended during the measured run, in
      * seconds from its start: their rounds counter was still 0 at the run's first scrape and grew later.
-     * Such a round runs its code for the first time, and the class loading and compilation around it
-     * raise the tail of every node on shared cores, once (perf/README.md, "The first minute after a
+     * Such a round runs its code for the first time, and the JIT compiling it raises the tail of every
+     * node on shared cores, once (perf/README.md, "The first minute after a
      * start").
      */
     public Map<String, Double> firstAntiEntropyRounds() {
@@ -112,7 +112,7 @@ public final class MetricsReport {
             firstRounds.forEach((node, seconds) -> when.add(String.format(Locale.ROOT, "%s at +%.1f s", node, seconds)));
             md.append("**Not the steady state:** the first anti-entropy round since the node started ended inside the ")
                     .append("measured run on ").append(String.join(", ", when)).append(". A first round runs its code for ")
-                    .append("the first time, and the JVM's class loading and compilation around it raise the tail, once ")
+                    .append("the first time, and the JIT compiling it raises the tail, once ")
                     .append("(perf/README.md, \"The first minute after a start\"). A `--warmup` of 60 s keeps the first ")
                     .append("rounds out of the measured run.\n\n");
         }
