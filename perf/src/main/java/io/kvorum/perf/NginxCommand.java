@@ -1,137 +1,37 @@
 package io.kvorum.perf;
 
+import io.kvorum.perf.baseline.BaselineServer;
 import io.kvorum.perf.baseline.NginxServer;
-import io.kvorum.perf.load.LoadRunner;
-import io.kvorum.perf.load.LoadSpec;
-import io.kvorum.perf.load.LoadTool;
-import io.kvorum.perf.load.Workload;
-import io.kvorum.perf.load.WrkOutput;
-import io.kvorum.perf.report.GitInfo;
-import io.kvorum.perf.report.LatencyPlot;
-import io.kvorum.perf.report.MachineInfo;
-import io.kvorum.perf.report.Markdown;
-import io.kvorum.perf.report.RunResult;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
- * {@code ./kvorum perf nginx}: the yardstick the targets are ratios to. The same wrk (or wrk2) run
- * as {@code perf run} makes, against an nginx that answers every request 200 with a constant body,
- * into a run folder with the same result.json, so that {@code perf compare} puts it next to the
- * Kvorum runs of the same session.
+ * {@code ./kvorum perf nginx}: the yardstick the targets are ratios to, a constant-response nginx
+ * (one worker per core) under the same load as {@code perf run}.
  */
 @Command(name = "nginx", mixinStandardHelpOptions = true,
         description = "The nginx baseline: wrk (--saturation) or wrk2 (--rate) against a constant-response nginx.")
-final class NginxCommand implements Callable<Integer> {
-
-    @Option(names = "--rate", description = "Requests/s in total (required unless --saturation).")
-    Integer rate;
-
-    @Option(names = "--saturation", description = "Closed loop with Debian's wrk.")
-    boolean saturation;
-
-    @Option(names = "--body-bytes", description = "Size of the constant body (default ${DEFAULT-VALUE}, as perf run's values).",
-            defaultValue = "256")
-    int bodyBytes;
-
-    @Option(names = "--duration", defaultValue = "30s", converter = LoadOptions.DurationConverter.class,
-            description = "Measured time (default ${DEFAULT-VALUE}).")
-    Duration duration;
-
-    @Option(names = "--warmup", defaultValue = "5s", converter = LoadOptions.DurationConverter.class,
-            description = "Same load before measuring, not recorded (default ${DEFAULT-VALUE}).")
-    Duration warmup;
-
-    @Option(names = "--connections", defaultValue = "64", description = "Connections (default ${DEFAULT-VALUE}).")
-    int connections;
-
-    @Option(names = "--threads", defaultValue = "2", description = "Load generator threads (default ${DEFAULT-VALUE}).")
-    int threads;
-
-    @Option(names = "--out", description = "Run folder (default perf/runs/<yyyyMMdd-HHmmss>-<label>).")
-    Path out;
-
-    @Option(names = "--label", description = "Name of this run (default nginx-<rate or saturation>).")
-    String label;
-
-    @Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+final class NginxCommand extends BaselineCommand {
 
     @Override
-    public Integer call() throws Exception {
-        PrintStream err = System.err;
-        if (rate == null && !saturation || rate != null && rate < 1 || bodyBytes < 0 || connections < threads || threads < 1) {
-            err.println("kvorum perf nginx: give --rate N (N > 0) or --saturation; --threads >= 1, --connections >= --threads");
-            return 2;
-        }
-        Optional<LoadTool> tool = saturation ? LoadTool.findWrk(System.getenv()) : LoadTool.findWrk2(System.getenv());
-        if (tool.isEmpty()) {
-            err.println("kvorum perf nginx: " + (saturation ? LoadTool.WRK_MISSING : LoadTool.WRK2_MISSING));
-            return 2;
-        }
-        Optional<Path> nginx = NginxServer.find(System.getenv());
-        if (nginx.isEmpty()) {
-            err.println("kvorum perf nginx: " + NginxServer.MISSING);
-            return 2;
-        }
-        String name = label != null ? label : "nginx-" + (saturation ? "saturation" : rate + "rps");
-        Path runDir = RunFolder.create(out, name);
-        String loadBefore = MachineInfo.loadAverage();
-        LoadRunner runner = new LoadRunner(tool.get());
-        Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
-        WrkOutput output;
-        LoadSpec load;
-        String nginxCommand;
-        try (NginxServer server = NginxServer.start(nginx.get(), runDir, bodyBytes)) {
-            nginxCommand = server.commandLine();
-            // get.lua: GET /v0/entity?id=keyN, as perf run's GET workload; nginx answers every path alike
-            load = new LoadSpec(Workload.GET, scriptDir, server.uri(), 100_000, 0, null, null, 0, 0,
-                    saturation ? 0 : rate, duration, connections, threads);
-            if (!warmup.isZero()) {
-                err.printf("warming up for %d s (not recorded) ...%n", warmup.toSeconds());
-                runner.run(load.withDuration(warmup), runDir.resolve("warmup.txt"));
-            }
-            err.printf("measuring: %s%n", load.shellLine(runner.tool()));
-            output = runner.run(load, runDir.resolve("wrk.txt"));
-        }
-        RunResult result = RunResult.of(name, saturation ? RunResult.CLOSED_LOOP : RunResult.FIXED_RATE, "nginx", 0,
-                saturation ? 0 : rate, output, null, null, null);
-        result.write(runDir.resolve("result.json"));
-        Files.writeString(runDir.resolve("latency.svg"), LatencyPlot.svg("Latency by percentile: " + name, List.of(result.series())),
-                StandardCharsets.UTF_8);
-        MachineInfo machine = MachineInfo.current();
-        String md = "# Kvorum perf nginx: " + name + "\n\n"
-                + "- date: " + ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME) + "\n"
-                + "- commit: " + GitInfo.of(Path.of("")) + "\n"
-                + "- command: `" + RunFolder.commandLine(spec.commandLine().getParseResult().originalArgs().toArray(String[]::new)) + "`\n"
-                + "- mode: **" + result.mode() + "**\n"
-                + "- machine: " + machine.cpus() + " CPUs (" + machine.cpuModel() + "), " + machine.memory() + ", kernel " + machine.kernel() + "\n"
-                + "- load average before / after: " + loadBefore + " / " + MachineInfo.loadAverage() + "\n"
-                + "- nginx: `" + nginxCommand + "` ([nginx.conf](nginx.conf)): every request answered 200 with " + bodyBytes + " bytes\n"
-                + "- load: `" + load.shellLine(runner.tool()) + "`\n\n"
-                + "| requested | achieved | errors | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|\n"
-                + "| " + (saturation ? "closed loop" : Markdown.count(rate) + "/s") + " | " + Markdown.count(result.achievedRate())
-                + "/s | " + result.errors() + " | " + ms(result, "p50") + " | " + ms(result, "p90") + " | " + ms(result, "p99")
-                + " | " + ms(result, "p99.9") + " | " + Markdown.ms(result.maxMs()) + " |\n\n![latency by percentile](latency.svg)\n";
-        Files.writeString(runDir.resolve("report.md"), md, StandardCharsets.UTF_8);
-        System.out.printf("%s: %,.0f req/s achieved, p99 %s, errors %d%n", name, result.achievedRate(), ms(result, "p99"),
-                result.errors());
-        System.out.println("report: " + runDir.resolve("report.md"));
-        return 0;
+    String server() {
+        return "nginx";
     }
 
-    private static String ms(RunResult result, String percentile) {
-        return Markdown.ms(result.percentilesMs().get(percentile));
+    @Override
+    Optional<String> unavailable() {
+        return NginxServer.find(System.getenv()).isPresent() ? Optional.empty() : Optional.of(NginxServer.MISSING);
+    }
+
+    @Override
+    BaselineServer start(Path runDir) throws IOException {
+        return NginxServer.start(NginxServer.find(System.getenv()).orElseThrow(), runDir, bodyBytes);
+    }
+
+    @Override
+    String describe(BaselineServer server) {
+        return "`" + server.commandLine() + "` ([nginx.conf](nginx.conf)): every request answered 200 with " + bodyBytes + " bytes";
     }
 }

@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * of a given size, the least an HTTP server can do per request, on a free loopback port with its
  * configuration, pid and error log in the run folder. Stopped (and killed if need be) on close.
  */
-public final class NginxServer implements AutoCloseable {
+public final class NginxServer implements BaselineServer {
 
     public static final String MISSING = "nginx is not installed; apt-get install nginx-light (or set NGINX to its binary)";
 
@@ -103,10 +103,12 @@ public final class NginxServer implements AutoCloseable {
         return server;
     }
 
+    @Override
     public URI uri() {
         return uri;
     }
 
+    @Override
     public String commandLine() {
         return String.join(" ", command);
     }
