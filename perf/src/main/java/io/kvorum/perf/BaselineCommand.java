@@ -65,7 +65,7 @@ abstract class BaselineCommand implements Callable<Integer> {
     @Option(names = "--out", description = "Run folder (default perf/runs/<yyyyMMdd-HHmmss>-<label>).")
     Path out;
 
-    @Option(names = "--label", description = "Name of this run (default <server>-<rate or saturation>).")
+    @Option(names = "--label", description = "Name of this run (default <server>[-put]-<rate or saturation>).")
     String label;
 
     @Spec
@@ -73,6 +73,11 @@ abstract class BaselineCommand implements Callable<Integer> {
 
     /** The server's name: the subcommand, the default label's prefix and result.json's workload. */
     abstract String server();
+
+    /** What is wrong with the subcommand's own options, or empty. */
+    Optional<String> invalidOptions() {
+        return Optional.empty();
+    }
 
     /** Why the server cannot run here (a missing binary), or empty. */
     abstract Optional<String> unavailable();
@@ -91,6 +96,11 @@ abstract class BaselineCommand implements Callable<Integer> {
                 || workload != Workload.GET && workload != Workload.PUT) {
             err.println(prefix + "give --rate N (N > 0) or --saturation; --workload get or put; --threads >= 1, "
                     + "--connections >= --threads");
+            return 2;
+        }
+        Optional<String> invalid = invalidOptions();
+        if (invalid.isPresent()) {
+            err.println(prefix + invalid.get());
             return 2;
         }
         Optional<LoadTool> tool = saturation ? LoadTool.findWrk(System.getenv()) : LoadTool.findWrk2(System.getenv());

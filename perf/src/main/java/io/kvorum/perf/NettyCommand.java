@@ -27,6 +27,12 @@ final class NettyCommand extends BaselineCommand {
     }
 
     @Override
+    Optional<String> invalidOptions() {
+        return heap.matches("[1-9][0-9]*[kKmMgG]?") ? Optional.empty()
+                : Optional.of("--heap takes a JVM heap size such as 512m or 1g, not '" + heap + "'");
+    }
+
+    @Override
     Optional<String> unavailable() {
         return Optional.empty();
     }

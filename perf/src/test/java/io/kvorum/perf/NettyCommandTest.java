@@ -37,6 +37,14 @@ class NettyCommandTest {
         assertThat(outcome.err()).contains("--workload");
     }
 
+    @Test
+    void refusesAHeapTheJvmWouldNotTake() {
+        Outcome outcome = execute("netty", "--saturation", "--heap", "abc");
+
+        assertThat(outcome.exitCode()).isEqualTo(2);
+        assertThat(outcome.err()).contains("--heap takes a JVM heap size such as 512m or 1g, not 'abc'");
+    }
+
     private record Outcome(int exitCode, String err) { }
 
     /** The command writes its own refusals to System.err, picocli its parse errors to the CommandLine's. */
