@@ -261,8 +261,10 @@ public final class ClusterMembership implements MembershipResponder {
                 return m.withRemoved(member.id());
             }
             case MOVED -> {
-                if (changing == null && state == MemberState.NORMAL) {
-                    return m; // completed already: the moving member asks again
+                if (changing == null && state == MemberState.NORMAL || state == null) {
+                    // Completed already: the member asks again because the answer was lost. A
+                    // member that left learns it from this answer (it has no other way back in).
+                    return m;
                 }
                 if (changing == null || !changing.id().equals(member.id())) {
                     throw new MembershipChangeException(Reason.INVALID, member.id() + " is not joining or leaving");

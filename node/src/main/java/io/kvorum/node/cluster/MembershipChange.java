@@ -8,6 +8,17 @@ package io.kvorum.node.cluster;
  */
 public record MembershipChange(Kind kind, ClusterMember member) {
 
+    /**
+     * Whether {@code sender} may send this change although it is not a member: only the
+     * {@link Kind#MOVED} of its own leave, asked again after the answer that completed the leave
+     * was lost. The coordinator answers it with the membership, which no longer has it, and that
+     * answer is how it learns that it left. Anything else from a node that is not a member is
+     * refused.
+     */
+    public boolean mayComeFromFormerMember(String sender) {
+        return kind == Kind.MOVED && member.id().equals(sender);
+    }
+
     public enum Kind {
         /** The member, a new node, joins. */
         JOIN,

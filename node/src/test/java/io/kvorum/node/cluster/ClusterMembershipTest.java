@@ -160,6 +160,20 @@ class ClusterMembershipTest {
     }
 
     @Test
+    void aLeaverThatLostTheAnswerAsksAgainAndIsToldItLeft() throws Exception {
+        ClusterMember n3 = first.topology().member("n3");
+        n1.change(new MembershipChange(MembershipChange.Kind.LEAVE, n3)).get(5, TimeUnit.SECONDS);
+        Membership done = n1.change(new MembershipChange(MembershipChange.Kind.MOVED, n3)).get(5, TimeUnit.SECONDS);
+        assertThat(done.state("n3")).isNull();
+        List<Long> epochsBefore = List.copyOf(adopted);
+
+        Membership again = n1.change(new MembershipChange(MembershipChange.Kind.MOVED, n3)).get(5, TimeUnit.SECONDS);
+
+        assertThat(again).isEqualTo(done);
+        assertThat(adopted).as("asking again changes nothing").isEqualTo(epochsBefore);
+    }
+
+    @Test
     void aNewerEpochSeenOnARequestIsFetchedFromItsSender() throws Exception {
         Membership newer = first.withJoining(N4);
         peers.get("n2").membership = newer;

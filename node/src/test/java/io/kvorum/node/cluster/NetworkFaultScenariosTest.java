@@ -101,6 +101,32 @@ class NetworkFaultScenariosTest extends ClusterScenarioSupport {
         });
     }
 
+    /**
+     * SPEC §8 "Leave": the answer that completes n4's leave is lost on its way to n4, after every
+     * member has dropped it. n4 asks again, is answered with the membership that no longer has
+     * it, and sends its clients elsewhere (503 "not a member") instead of coordinating their
+     * requests into 504s for ever.
+     */
+    @Test
+    void aLeaverWhoseCompletingAnswerIsLostStillLearnsThatItLeft() throws Exception {
+        withCluster(4, Map.of(NodeOption.REPLICATION_FACTOR, "3", NodeOption.ANTI_ENTROPY_INTERVAL, "0"), c -> {
+            SimulatedNetwork net = c.network();
+            // n1 coordinates (lowest id); the only change answer it sends n4 is the one to n4's MOVED.
+            net.dropNext("n1", "n4", SimulatedNetwork.Kind.CHANGE, 1);
+
+            Answer leave = raw(c, "n2", "POST", "/v0/cluster/leave?id=n4", null);
+            assertThat(leave.status()).as("leave: " + leave).isEqualTo(Answer.ACCEPTED);
+            MembershipScenarios.awaitState(c, List.of("n1", "n2", "n3"), "n4", "absent");
+
+            within(Duration.ofSeconds(60)).untilAsserted(() -> {
+                Answer viaLeft = put(c, "n4", "after-the-leave", "v", q(2, 3));
+                assertThat(viaLeft.status()).as("a request to the node that left: " + viaLeft).isEqualTo(503);
+                assertThat(viaLeft.body()).contains("not a member");
+            });
+            assertThat(net.dropped()).as("the completing answer was lost (no other fault is set)").isEqualTo(1);
+        });
+    }
+
     /** Polls {@code node} alone (ack=1, from=1 on a key it leads) until it holds {@code value}. */
     private static void awaitAlone(MiniCluster c, String node, String key, String value) throws InterruptedException {
         within(CONVERGES_WITHIN).untilAsserted(() -> {

@@ -23,7 +23,8 @@ import io.kvorum.proto.RequestHeader;
  * <p>One exception: a {@code JOIN} change comes from a new node that does not know the cluster's
  * identity yet, and is accepted when its header names this cluster's {@code --cluster-name}.
  * A sender that is not a member (a removed node that came back with its old data) is refused
- * too, and logged. The epoch of every accepted header is reported to the node's membership,
+ * too, and logged, except for the one change such a node may still send
+ * ({@link io.kvorum.node.cluster.MembershipChange#mayComeFromFormerMember}). The epoch of every accepted header is reported to the node's membership,
  * which fetches a newer one from the sender (SPEC §8).
  */
 final class ClusterCheck implements ServerInterceptor {
@@ -70,7 +71,7 @@ final class ClusterCheck implements ServerInterceptor {
                 }
                 if (header != null && !join && membership != null) {
                     Membership known = membership.membership();
-                    if (known.topology().member(header.getSender()) == null) {
+                    if (known.topology().member(header.getSender()) == null && !isOwnMovedAskedAgain(message, header)) {
                         refusals.notAMember(traffic, header.getSender(), known.epoch());
                         refuse(Status.PERMISSION_DENIED.withDescription(header.getSender()
                                 + " is not a member of this cluster (epoch " + known.epoch() + ")"));
@@ -102,6 +103,12 @@ final class ClusterCheck implements ServerInterceptor {
         return membership != null && message instanceof ChangeRequest change
                 && change.getKind() == ChangeRequest.Kind.JOIN
                 && header.getClusterName().equals(membership.membership().clusterName());
+    }
+
+    /** A former member's {@code MOVED} of its own leave: it lost the answer and asks again. */
+    private static boolean isOwnMovedAskedAgain(Object message, RequestHeader header) {
+        return message instanceof ChangeRequest change && change.getKind() == ChangeRequest.Kind.MOVED
+                && MembershipProtoUtils.changeOf(change).mayComeFromFormerMember(header.getSender());
     }
 
     /** The header in field 1 of an internal request, or null when the message carries none. */

@@ -13,9 +13,12 @@ import io.kvorum.node.cluster.MembershipChange;
 import io.kvorum.node.cluster.MembershipChangeException;
 import io.kvorum.node.cluster.MembershipChangeException.Reason;
 import io.kvorum.node.cluster.MembershipResponder;
+import io.kvorum.node.cluster.Topology;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -90,6 +93,73 @@ class GrpcMembershipPeerTest {
 
         assertThat(e.reason()).isEqualTo(Reason.UNAVAILABLE);
         assertThat(e.getMessage()).startsWith("n1 is unreachable (UNAVAILABLE)");
+    }
+
+    /**
+     * A node that left and lost the answer that completed its leave asks again ({@code MOVED} of
+     * itself), and is answered with the membership that no longer has it; anything else it sends is
+     * refused, as from any node that is not a member.
+     */
+    @Test
+    void aFormerMemberMayAskOnlyWhetherItsOwnMoveCompleted() throws Exception {
+        Membership withoutN4 = Membership.first("kvorum", Topology.parse(
+                "n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,n3=127.0.0.1:8083:9083"), 3);
+        String name = InProcessServerBuilder.generateName();
+        Answering coordinator = new Answering(withoutN4);
+        server = InProcessServerBuilder.forName(name).directExecutor()
+                .addService(new MembershipGrpcService(coordinator))
+                .intercept(new ClusterCheck(new ForeignClusterLog("cluster"), coordinator)).build().start();
+        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+        GrpcMembershipPeer fromN4 = new GrpcMembershipPeer(new PeerChannel("n1", "n4", "cluster", channel),
+                Duration.ofSeconds(5), Duration.ofSeconds(5));
+        ClusterMember n4 = new ClusterMember("n4", "127.0.0.1", 8084, 9084);
+
+        Membership answer = fromN4.change(new MembershipChange(MembershipChange.Kind.MOVED, n4)).join();
+
+        assertThat(answer.topology().member("n4")).isNull();
+        assertThat(answer.epoch()).isEqualTo(withoutN4.epoch());
+        MembershipChangeException other = failureOf(fromN4.change(new MembershipChange(MembershipChange.Kind.MOVED,
+                withoutN4.topology().member("n2"))));
+        assertThat(other.getMessage()).contains("n4 is not a member of this cluster");
+        MembershipChangeException leave = failureOf(fromN4.change(new MembershipChange(MembershipChange.Kind.LEAVE, n4)));
+        assertThat(leave.getMessage()).contains("n4 is not a member of this cluster");
+        assertThat(coordinator.changes).as("only the own MOVED reached the coordinator")
+                .containsExactly(new MembershipChange(MembershipChange.Kind.MOVED, n4));
+    }
+
+    /** A coordinator whose change is complete: it answers every change with its membership. */
+    private static final class Answering implements MembershipResponder {
+        private final Membership membership;
+        final List<MembershipChange> changes = new CopyOnWriteArrayList<>();
+
+        Answering(Membership membership) {
+            this.membership = membership;
+        }
+
+        @Override
+        public boolean isMember() {
+            return true;
+        }
+
+        @Override
+        public Membership membership() {
+            return membership;
+        }
+
+        @Override
+        public CompletableFuture<Void> adopt(Membership proposed) {
+            return CompletableFuture.failedFuture(new UnsupportedOperationException());
+        }
+
+        @Override
+        public CompletableFuture<Membership> change(MembershipChange change) {
+            changes.add(change);
+            return CompletableFuture.completedFuture(membership);
+        }
+
+        @Override
+        public void sawEpoch(String sender, long epoch) {
+        }
     }
 
     /** A coordinator that refuses every change with the same exception. */

@@ -41,7 +41,9 @@ public final class SimulatedNetwork implements PeerTransport.Factory, AutoClosea
 
     /** What a message carries, for faults aimed at one kind ({@link #dropNext(String, String, Kind, int)}). */
     public enum Kind {
-        READ, WRITE, PING, RANGE, ANSWER
+        READ, WRITE, PING, RANGE, ANSWER,
+        /** A membership change asked of a member (the coordinator), and that change's answer. */
+        CHANGE
     }
 
     private final Map<String, SimulatedTransport> endpoints = new ConcurrentHashMap<>();

@@ -140,15 +140,20 @@ final class SimulatedTransport implements PeerTransport {
      */
     <T> CompletableFuture<T> call(ClusterMember peer, SimulatedNetwork.Kind kind, Duration timeout,
                                   Function<SimulatedTransport, CompletableFuture<T>> op) {
-        return call(peer, kind, timeout, false, op);
+        return call(peer, kind, timeout, false, false, op);
     }
 
     /**
      * @param join a new node's request to join, which names the cluster by its name alone, as it
      *             does not know the identity yet (as {@code ClusterCheck} allows over gRPC)
+     * @param fromFormerMember a request that a node that is no longer a member may still send
+     *             ({@link MembershipChange#mayComeFromFormerMember}, as {@code ClusterCheck} allows)
      */
     private <T> CompletableFuture<T> call(ClusterMember peer, SimulatedNetwork.Kind kind, Duration timeout, boolean join,
+                                          boolean fromFormerMember,
                                           Function<SimulatedTransport, CompletableFuture<T>> op) {
+        // A change's answer is a CHANGE too, so that a test can lose exactly that answer.
+        SimulatedNetwork.Kind answerKind = kind == SimulatedNetwork.Kind.CHANGE ? kind : SimulatedNetwork.Kind.ANSWER;
         String senderCluster = clusterId();
         String senderName = clusterName();
         long senderEpoch = epoch();
@@ -173,17 +178,17 @@ final class SimulatedTransport implements PeerTransport {
                 return; // the peer died in flight: the request is lost
             }
             if (join ? !target.clusterName().equals(senderName) : !target.accepts(senderCluster)) {
-                network.send(peer.id(), selfId, SimulatedNetwork.Kind.ANSWER, () -> result.completeExceptionally(new ReplicaUnavailableException(
+                network.send(peer.id(), selfId, answerKind, () -> result.completeExceptionally(new ReplicaUnavailableException(
                         peer.id() + " refused us: it belongs to another cluster")));
                 return;
             }
             if (!join && !target.local().membership().isMember()) {
-                network.send(peer.id(), selfId, SimulatedNetwork.Kind.ANSWER, () -> result.completeExceptionally(
+                network.send(peer.id(), selfId, answerKind, () -> result.completeExceptionally(
                         new ReplicaUnavailableException(Reason.UNREACHABLE, peer.id() + " is joining and does not serve yet")));
                 return;
             }
-            if (!join && target.local().membership().membership().topology().member(selfId) == null) {
-                network.send(peer.id(), selfId, SimulatedNetwork.Kind.ANSWER, () -> result.completeExceptionally(
+            if (!join && !fromFormerMember && target.local().membership().membership().topology().member(selfId) == null) {
+                network.send(peer.id(), selfId, answerKind, () -> result.completeExceptionally(
                         new ReplicaUnavailableException(peer.id() + " refused us: we are not a member")));
                 return;
             }
@@ -194,7 +199,7 @@ final class SimulatedTransport implements PeerTransport {
             } catch (RuntimeException e) {
                 answer = CompletableFuture.failedFuture(e);
             }
-            answer.whenComplete((value, error) -> network.send(peer.id(), selfId, SimulatedNetwork.Kind.ANSWER, () -> {
+            answer.whenComplete((value, error) -> network.send(peer.id(), selfId, answerKind, () -> {
                 if (error != null) {
                     result.completeExceptionally(error);
                 } else {
@@ -258,8 +263,9 @@ final class SimulatedTransport implements PeerTransport {
 
         @Override
         public CompletableFuture<Membership> change(MembershipChange change) {
-            return unavailableOnFailure(call(peer, SimulatedNetwork.Kind.PING, config.tuning().changes().changeDeadline(),
-                    change.kind() == MembershipChange.Kind.JOIN, t -> t.local().membership().change(change)));
+            return unavailableOnFailure(call(peer, SimulatedNetwork.Kind.CHANGE, config.tuning().changes().changeDeadline(),
+                    change.kind() == MembershipChange.Kind.JOIN, change.mayComeFromFormerMember(selfId),
+                    t -> t.local().membership().change(change)));
         }
 
         /** As over gRPC: a refused change stays what it is; anything else means the peer was not reached. */
