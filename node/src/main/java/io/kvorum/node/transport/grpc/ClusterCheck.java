@@ -24,8 +24,9 @@ import io.kvorum.proto.RequestHeader;
  * identity yet, and is accepted when its header names this cluster's {@code --cluster-name}.
  * A sender that is not a member (a removed node that came back with its old data) is refused
  * too, and logged, except for the one change such a node may still send
- * ({@link io.kvorum.node.cluster.MembershipChange#mayComeFromFormerMember}). The epoch of every accepted header is reported to the node's membership,
- * which fetches a newer one from the sender (SPEC §8).
+ * ({@link io.kvorum.node.cluster.MembershipChange#mayComeFromFormerMember}). The epoch of every
+ * accepted header is reported to the node's membership, which fetches a newer one from the sender
+ * (SPEC §8).
  */
 final class ClusterCheck implements ServerInterceptor {
 

@@ -49,13 +49,14 @@ class GrpcMembershipPeerTest {
     private GrpcMembershipPeer peerRefusingWith(MembershipChangeException refusal) throws Exception {
         String name = InProcessServerBuilder.generateName();
         server = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(new MembershipGrpcService(new Refusing(refusal))).build().start();
-        return peerOn(name);
+                .addService(new MembershipGrpcService(new FakeCoordinator(null, refusal))).build().start();
+        return peerOn(name, "n2");
     }
 
-    private GrpcMembershipPeer peerOn(String name) {
+    /** {@code selfId}'s peer n1 on the in-process server {@code name}. */
+    private GrpcMembershipPeer peerOn(String name, String selfId) {
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-        return new GrpcMembershipPeer(new PeerChannel("n1", "n2", "cluster", channel), Duration.ofSeconds(5),
+        return new GrpcMembershipPeer(new PeerChannel("n1", selfId, "cluster", channel), Duration.ofSeconds(5),
                 Duration.ofSeconds(5));
     }
 
@@ -87,7 +88,7 @@ class GrpcMembershipPeerTest {
 
     @Test
     void aPeerThatCannotBeReachedIsNamed() {
-        GrpcMembershipPeer n1 = peerOn(InProcessServerBuilder.generateName()); // nothing listens there
+        GrpcMembershipPeer n1 = peerOn(InProcessServerBuilder.generateName(), "n2"); // nothing listens there
 
         MembershipChangeException e = failureOf(n1.change(JOIN));
 
@@ -105,13 +106,11 @@ class GrpcMembershipPeerTest {
         Membership withoutN4 = Membership.first("kvorum", Topology.parse(
                 "n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,n3=127.0.0.1:8083:9083"), 3);
         String name = InProcessServerBuilder.generateName();
-        Answering coordinator = new Answering(withoutN4);
+        FakeCoordinator coordinator = new FakeCoordinator(withoutN4, null);
         server = InProcessServerBuilder.forName(name).directExecutor()
                 .addService(new MembershipGrpcService(coordinator))
                 .intercept(new ClusterCheck(new ForeignClusterLog("cluster"), coordinator)).build().start();
-        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-        GrpcMembershipPeer fromN4 = new GrpcMembershipPeer(new PeerChannel("n1", "n4", "cluster", channel),
-                Duration.ofSeconds(5), Duration.ofSeconds(5));
+        GrpcMembershipPeer fromN4 = peerOn(name, "n4");
         ClusterMember n4 = new ClusterMember("n4", "127.0.0.1", 8084, 9084);
 
         Membership answer = fromN4.change(new MembershipChange(MembershipChange.Kind.MOVED, n4)).join();
@@ -127,13 +126,18 @@ class GrpcMembershipPeerTest {
                 .containsExactly(new MembershipChange(MembershipChange.Kind.MOVED, n4));
     }
 
-    /** A coordinator whose change is complete: it answers every change with its membership. */
-    private static final class Answering implements MembershipResponder {
+    /**
+     * A coordinator that records every change it is asked and refuses it with {@code refusal}, or,
+     * when that is null, answers it with {@code membership} (its change is complete).
+     */
+    private static final class FakeCoordinator implements MembershipResponder {
         private final Membership membership;
+        private final MembershipChangeException refusal;
         final List<MembershipChange> changes = new CopyOnWriteArrayList<>();
 
-        Answering(Membership membership) {
+        FakeCoordinator(Membership membership, MembershipChangeException refusal) {
             this.membership = membership;
+            this.refusal = refusal;
         }
 
         @Override
@@ -154,34 +158,7 @@ class GrpcMembershipPeerTest {
         @Override
         public CompletableFuture<Membership> change(MembershipChange change) {
             changes.add(change);
-            return CompletableFuture.completedFuture(membership);
-        }
-
-        @Override
-        public void sawEpoch(String sender, long epoch) {
-        }
-    }
-
-    /** A coordinator that refuses every change with the same exception. */
-    private record Refusing(MembershipChangeException refusal) implements MembershipResponder {
-        @Override
-        public boolean isMember() {
-            return true;
-        }
-
-        @Override
-        public Membership membership() {
-            throw new UnsupportedOperationException("not asked in these tests");
-        }
-
-        @Override
-        public CompletableFuture<Void> adopt(Membership proposed) {
-            return CompletableFuture.failedFuture(new UnsupportedOperationException());
-        }
-
-        @Override
-        public CompletableFuture<Membership> change(MembershipChange change) {
-            return CompletableFuture.failedFuture(refusal);
+            return refusal != null ? CompletableFuture.failedFuture(refusal) : CompletableFuture.completedFuture(membership);
         }
 
         @Override
