@@ -6,7 +6,6 @@ import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
 import io.kvorum.node.config.NodeOption;
-import io.kvorum.testkit.Ports;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -98,7 +97,7 @@ abstract class FailureScenarios extends ClusterScenarioSupport {
     @ValueSource(ints = {2, 3})
     void aNodeOfAnotherClusterIsRefused(int n) throws Exception {
         withCluster(n, c -> {
-            int[] ports = Ports.freePorts(4);
+            int[] ports = c.portsNoMemberWasGiven(4);
             String impostorSpec = c.clusterSpec().replace(c.member("n1").toString(),
                     "n1=127.0.0.1:" + ports[0] + ":" + ports[1]);
             String strangerSpec = "f1=127.0.0.1:" + ports[2] + ":" + ports[3] + "," + c.member("n2");

@@ -17,11 +17,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
@@ -335,7 +337,7 @@ public final class MiniCluster implements AutoCloseable {
     /** As {@link #join(List)}, with the new node's configuration changed by {@code adjust} (tuning). */
     public String join(List<String> seeds, UnaryOperator<NodeConfig> adjust) throws Exception {
         String id = "n" + (configs.size() + 1);
-        int[] ports = Ports.freePorts(2);
+        int[] ports = portsNoMemberWasGiven(2);
         List<String> entries = new ArrayList<>();
         entries.add(id + "=" + HOST + ":" + ports[0] + ":" + ports[1]);
         seeds.forEach(seed -> entries.add(member(seed).toString()));
@@ -344,6 +346,23 @@ public final class MiniCluster implements AutoCloseable {
         startNode(id);
         awaitReady(id);
         return id;
+    }
+
+    /**
+     * {@code count} free loopback ports that no node of this cluster was given. A free port is not enough: over
+     * the simulated transport a member's gRPC port is never bound, so the kernel may hand it out
+     * again, and the new node's {@code --cluster} would then name one address twice.
+     */
+    public int[] portsNoMemberWasGiven(int count) {
+        Set<Integer> given = configs.values().stream().map(NodeConfig::self)
+                .flatMap(m -> Stream.of(m.httpPort(), m.grpcPort())).collect(Collectors.toSet());
+        for (int attempt = 0; attempt < 100; attempt++) {
+            int[] ports = Ports.freePorts(count);
+            if (Arrays.stream(ports).noneMatch(given::contains)) {
+                return ports;
+            }
+        }
+        throw new IllegalStateException("no " + count + " free ports apart from the members' " + given);
     }
 
     /** Graceful shutdown of a node ({@link KvorumNode#close()}); its data stays. */
