@@ -191,7 +191,7 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
      * A change needs every member: with one down it is refused with 503 naming it and changes
      * nothing, and it is accepted once that member is back. Removing a member that is down is
      * accepted at once; when the removed node comes back with its old data, the members refuse its
-     * requests, so it changes nothing.
+     * requests, so it changes nothing, and it learns from their refusals that it is no longer a member.
      */
     @Test
     void aChangeWithAMemberDownIsRefusedUntilItReturnsButItsRemovalIsNot() throws Exception {
@@ -216,11 +216,20 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
             assertThat(unknown.status()).as("remove of a node that is not a member: " + unknown).isEqualTo(400);
 
             // The removed node comes back with its old data and membership: the members refuse its
-            // requests, so what it coordinates cannot reach a quorum.
+            // requests, so what it coordinates cannot reach a quorum (504), and their refusals tell it
+            // the epoch that no longer has it: within SPEC §8's 30 s it learns it and sends its clients
+            // to the members (503).
             c.restart("n4");
             String key = acknowledged.keySet().iterator().next();
-            Answer stale = put(c, "n4", key, "from-a-removed-node", q(2, 2));
-            assertThat(stale.status()).as("a write coordinated by a removed node: " + stale).isEqualTo(504);
+            List<Integer> statuses = new CopyOnWriteArrayList<>();
+            within(Duration.ofSeconds(30)).untilAsserted(() -> {
+                Answer stale = put(c, "n4", key, "from-a-removed-node", q(2, 2));
+                statuses.add(stale.status());
+                assertThat(stale.status()).as("a write coordinated by a removed node: " + stale).isEqualTo(503);
+                assertThat(stale.body()).contains("not a member");
+            });
+            assertThat(statuses).as("what the removed node answered until it knew").allMatch(s -> s == 504 || s == 503);
+            assertThat(stateOf(c, "n4", "n4")).as("the removed node's own view of itself").isEqualTo("absent");
             assertEveryWriteReadsBack(c, List.of("n1", "n2"), acknowledged, q(2, 2));
         });
     }

@@ -11,6 +11,7 @@ import io.grpc.Status;
 import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.MembershipResponder;
 import io.kvorum.proto.ChangeRequest;
+import io.kvorum.proto.GetMembershipRequest;
 import io.kvorum.proto.RequestHeader;
 
 /**
@@ -23,12 +24,17 @@ import io.kvorum.proto.RequestHeader;
  * <p>One exception: a {@code JOIN} change comes from a new node that does not know the cluster's
  * identity yet, and is accepted when its header names this cluster's {@code --cluster-name}.
  * A sender that is not a member (a removed node that came back with its old data) is refused
- * too, and logged, except for the one change such a node may still send
+ * too, and logged, with this node's epoch in the trailer {@link #EPOCH_TRAILER}, except for what
+ * such a node may still ask: the membership ({@code Get}), so that it learns it is no longer a
+ * member ({@link NotAMemberRefusals}), and the one change it may still send
  * ({@link io.kvorum.node.cluster.MembershipChange#mayComeFromFormerMember}). The epoch of every
  * accepted header is reported to the node's membership, which fetches a newer one from the sender
  * (SPEC §8).
  */
 final class ClusterCheck implements ServerInterceptor {
+
+    /** The refusing node's epoch, on a call refused because its sender is not a member. */
+    static final Metadata.Key<String> EPOCH_TRAILER = Metadata.Key.of("kvorum-epoch", Metadata.ASCII_STRING_MARSHALLER);
 
     private final ForeignClusterLog refusals;
     /** Null in tests that serve one service without a membership. */
@@ -60,22 +66,26 @@ final class ClusterCheck implements ServerInterceptor {
                 boolean join = header != null && isJoin(message, header);
                 if (!join && membership != null && !membership.isMember()) {
                     // Members that adopted this node's join before it heard the answer: not another cluster.
-                    refuse(Status.UNAVAILABLE.withDescription("this node is joining and does not serve yet"));
+                    refuse(Status.UNAVAILABLE.withDescription("this node is joining and does not serve yet"), new Metadata());
                     return;
                 }
                 boolean accepted = header == null ? !first : join || refusals.accepts(traffic, header);
                 first = false;
                 if (!accepted) {
                     refuse(Status.PERMISSION_DENIED.withDescription("this node belongs to cluster "
-                            + refusals.clusterId() + ", not " + (header != null ? header.getClusterId() : "(no header)")));
+                            + refusals.clusterId() + ", not " + (header != null ? header.getClusterId() : "(no header)")),
+                            new Metadata());
                     return;
                 }
                 if (header != null && !join && membership != null) {
                     Membership known = membership.membership();
-                    if (known.topology().member(header.getSender()) == null && !isOwnMovedAskedAgain(message, header)) {
+                    if (known.topology().member(header.getSender()) == null
+                            && !(message instanceof GetMembershipRequest) && !isOwnMovedAskedAgain(message, header)) {
                         refusals.notAMember(traffic, header.getSender(), known.epoch());
+                        Metadata trailers = new Metadata();
+                        trailers.put(EPOCH_TRAILER, Long.toString(known.epoch()));
                         refuse(Status.PERMISSION_DENIED.withDescription(header.getSender()
-                                + " is not a member of this cluster (epoch " + known.epoch() + ")"));
+                                + " is not a member of this cluster (epoch " + known.epoch() + ")"), trailers);
                         return;
                     }
                     if (header.getEpoch() > 0) {
@@ -85,9 +95,9 @@ final class ClusterCheck implements ServerInterceptor {
                 super.onMessage(message);
             }
 
-            private void refuse(Status status) {
+            private void refuse(Status status, Metadata trailers) {
                 refused = true;
-                call.close(status, new Metadata());
+                call.close(status, trailers);
             }
 
             @Override

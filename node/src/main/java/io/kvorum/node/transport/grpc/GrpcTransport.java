@@ -6,6 +6,7 @@ import io.grpc.Server;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.MembershipResponder;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.Tuning;
 import io.kvorum.node.security.TlsFiles;
@@ -38,6 +39,7 @@ public final class GrpcTransport implements PeerTransport {
     private final RequestTimer deadlines;
     private Server server;
     private LocalIdentity identity;
+    private MembershipResponder membership;
     private ChannelCredentials credentials;
     private final Map<String, Connected> peers = new ConcurrentHashMap<>();
 
@@ -64,6 +66,7 @@ public final class GrpcTransport implements PeerTransport {
     @Override
     public void start(LocalServices local) throws IOException {
         identity = LocalIdentity.of(local.membership());
+        membership = local.membership();
         Tuning.Grpc tuning = config.tuning().grpc();
         TlsFiles tls = config.security().tls(); // with TLS: mutual, a peer without a certificate of the CA is refused
         credentials = GrpcTls.client(tls);
@@ -98,6 +101,7 @@ public final class GrpcTransport implements PeerTransport {
                 .eventLoopGroup(loops.io())
                 .channelType(loops.clientChannel())
                 .directExecutor() // answers complete futures whose continuations are short
+                .intercept(new NotAMemberRefusals(m.id(), membership))
                 .maxInboundMessageSize(maxMessage)
                 .keepAliveTime(10, TimeUnit.SECONDS)
                 .keepAliveTimeout(5, TimeUnit.SECONDS)

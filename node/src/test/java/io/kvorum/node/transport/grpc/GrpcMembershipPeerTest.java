@@ -3,6 +3,7 @@ package io.kvorum.node.transport.grpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -53,11 +54,22 @@ class GrpcMembershipPeerTest {
         return peerOn(name, "n2");
     }
 
-    /** {@code selfId}'s peer n1 on the in-process server {@code name}. */
-    private GrpcMembershipPeer peerOn(String name, String selfId) {
-        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+    /** {@code selfId}'s peer n1 on the in-process server {@code name}, its calls through {@code interceptors}. */
+    private GrpcMembershipPeer peerOn(String name, String selfId, ClientInterceptor... interceptors) {
+        channel = InProcessChannelBuilder.forName(name).directExecutor().intercept(interceptors).build();
         return new GrpcMembershipPeer(new PeerChannel("n1", selfId, "cluster", channel), Duration.ofSeconds(5),
                 Duration.ofSeconds(5));
+    }
+
+    /** Serves, as {@code name}, a coordinator (behind the cluster check) whose membership no longer has n4. */
+    private FakeCoordinator coordinatorThatRemovedN4(String name) throws Exception {
+        Membership withoutN4 = Membership.first("kvorum", Topology.parse(
+                "n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,n3=127.0.0.1:8083:9083"), 3);
+        FakeCoordinator coordinator = new FakeCoordinator(withoutN4, null);
+        server = InProcessServerBuilder.forName(name).directExecutor()
+                .addService(new MembershipGrpcService(coordinator))
+                .intercept(new ClusterCheck(new ForeignClusterLog("cluster"), coordinator)).build().start();
+        return coordinator;
     }
 
     private static MembershipChangeException failureOf(CompletableFuture<?> call) {
@@ -103,13 +115,9 @@ class GrpcMembershipPeerTest {
      */
     @Test
     void aFormerMemberMayAskOnlyWhetherItsOwnMoveCompleted() throws Exception {
-        Membership withoutN4 = Membership.first("kvorum", Topology.parse(
-                "n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,n3=127.0.0.1:8083:9083"), 3);
         String name = InProcessServerBuilder.generateName();
-        FakeCoordinator coordinator = new FakeCoordinator(withoutN4, null);
-        server = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(new MembershipGrpcService(coordinator))
-                .intercept(new ClusterCheck(new ForeignClusterLog("cluster"), coordinator)).build().start();
+        FakeCoordinator coordinator = coordinatorThatRemovedN4(name);
+        Membership withoutN4 = coordinator.membership();
         GrpcMembershipPeer fromN4 = peerOn(name, "n4");
         ClusterMember n4 = new ClusterMember("n4", "127.0.0.1", 8084, 9084);
 
@@ -127,13 +135,39 @@ class GrpcMembershipPeerTest {
     }
 
     /**
-     * A coordinator that records every change it is asked and refuses it with {@code refusal}, or,
+     * A removed node that came back asks for the membership and is answered (that is how it learns
+     * it was removed); its other calls are refused with the epoch that no longer has it, which
+     * {@link NotAMemberRefusals} reports to its membership as seen from the refusing peer.
+     */
+    @Test
+    void aRemovedNodeIsToldTheEpochThatNoLongerHasItAndMayFetchIt() throws Exception {
+        String name = InProcessServerBuilder.generateName();
+        FakeCoordinator coordinator = coordinatorThatRemovedN4(name);
+        Membership withoutN4 = coordinator.membership();
+        FakeCoordinator removedNode = new FakeCoordinator(null, null);
+        GrpcMembershipPeer fromN4 = peerOn(name, "n4", new NotAMemberRefusals("n1", removedNode));
+
+        Membership fetched = fromN4.fetch().join();
+        assertThat(fetched.topology().member("n4")).isNull();
+        assertThat(removedNode.epochsSeen).as("an answered fetch reports nothing").isEmpty();
+
+        MembershipChangeException leave = failureOf(fromN4.change(new MembershipChange(MembershipChange.Kind.LEAVE,
+                new ClusterMember("n4", "127.0.0.1", 8084, 9084))));
+        assertThat(leave.getMessage()).contains("n4 is not a member of this cluster");
+        assertThat(removedNode.epochsSeen).containsExactly("n1@" + withoutN4.epoch());
+        assertThat(coordinator.changes).as("the refused change never reached the coordinator").isEmpty();
+    }
+
+    /**
+     * A coordinator that records every change it is asked and every epoch it saw, and refuses a change with {@code refusal}, or,
      * when that is null, answers it with {@code membership} (its change is complete).
      */
     private static final class FakeCoordinator implements MembershipResponder {
         private final Membership membership;
         private final MembershipChangeException refusal;
         final List<MembershipChange> changes = new CopyOnWriteArrayList<>();
+        /** Every {@link #sawEpoch} call, as {@code sender@epoch}. */
+        final List<String> epochsSeen = new CopyOnWriteArrayList<>();
 
         FakeCoordinator(Membership membership, MembershipChangeException refusal) {
             this.membership = membership;
@@ -163,6 +197,7 @@ class GrpcMembershipPeerTest {
 
         @Override
         public void sawEpoch(String sender, long epoch) {
+            epochsSeen.add(sender + "@" + epoch);
         }
     }
 }

@@ -188,8 +188,12 @@ final class SimulatedTransport implements PeerTransport {
                 return;
             }
             if (!join && !fromFormerMember && target.local().membership().membership().topology().member(selfId) == null) {
-                network.send(peer.id(), selfId, answerKind, () -> result.completeExceptionally(
-                        new ReplicaUnavailableException(peer.id() + " refused us: we are not a member")));
+                // As over gRPC (NotAMemberRefusals): the refusal carries the epoch that no longer has us.
+                long theirEpoch = target.epoch();
+                network.send(peer.id(), selfId, answerKind, () -> {
+                    local.membership().sawEpoch(peer.id(), theirEpoch);
+                    result.completeExceptionally(new ReplicaUnavailableException(peer.id() + " refused us: we are not a member"));
+                });
                 return;
             }
             target.local().membership().sawEpoch(selfId, senderEpoch);
@@ -251,7 +255,8 @@ final class SimulatedTransport implements PeerTransport {
 
         @Override
         public CompletableFuture<Membership> fetch() {
-            return unavailableOnFailure(call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(3),
+            // A node that is no longer a member may ask too, as over gRPC (ClusterCheck): that is how it learns it.
+            return unavailableOnFailure(call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(3), false, true,
                     t -> CompletableFuture.completedFuture(t.local().membership().membership())));
         }
 
