@@ -132,7 +132,10 @@ public record Membership(String clusterName, String identity, long epoch, Topolo
 
     /** How many members are normal: the largest {@code from} a request may ask for. */
     public int normalCount() {
-        return (int) states.values().stream().filter(s -> s == MemberState.NORMAL).count();
+        // Asked on every client request: the constructor's invariant (at most one member is not
+        // normal) makes two lookups enough.
+        boolean changing = states.containsValue(MemberState.JOINING) || states.containsValue(MemberState.LEAVING);
+        return states.size() - (changing ? 1 : 0);
     }
 
     private Topology without(MemberState excluded) {
