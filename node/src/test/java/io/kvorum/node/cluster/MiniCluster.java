@@ -349,9 +349,9 @@ public final class MiniCluster implements AutoCloseable {
     }
 
     /**
-     * {@code count} free loopback ports that no node of this cluster was given. A free port is not enough: over
-     * the simulated transport a member's gRPC port is never bound, so the kernel may hand it out
-     * again, and the new node's {@code --cluster} would then name one address twice.
+     * {@code count} free loopback ports that no node of this cluster was given. A free port is not
+     * enough: over the simulated transport a member's gRPC port is never bound, so the kernel may
+     * hand it out again, and the new node's {@code --cluster} would then name one address twice.
      */
     public int[] portsNoMemberWasGiven(int count) {
         Set<Integer> given = configs.values().stream().map(NodeConfig::self)

@@ -66,7 +66,8 @@ final class ClusterCheck implements ServerInterceptor {
                 boolean join = header != null && isJoin(message, header);
                 if (!join && membership != null && !membership.isMember()) {
                     // Members that adopted this node's join before it heard the answer: not another cluster.
-                    refuse(Status.UNAVAILABLE.withDescription("this node is joining and does not serve yet"), new Metadata());
+                    refuse(Status.UNAVAILABLE.withDescription("this node is joining and does not serve yet"),
+                            new Metadata());
                     return;
                 }
                 boolean accepted = header == null ? !first : join || refusals.accepts(traffic, header);

@@ -159,8 +159,9 @@ class GrpcMembershipPeerTest {
     }
 
     /**
-     * A coordinator that records every change it is asked and every epoch it saw, and refuses a change with {@code refusal}, or,
-     * when that is null, answers it with {@code membership} (its change is complete).
+     * A coordinator that records every change it is asked and every epoch it saw. It refuses a
+     * change with {@code refusal}, or, when that is null, answers it with {@code membership} (its
+     * change is complete).
      */
     private static final class FakeCoordinator implements MembershipResponder {
         private final Membership membership;
