@@ -4,6 +4,7 @@ import io.kvorum.node.admin.StatusCommand;
 import io.kvorum.node.config.ConfigException;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
+import io.kvorum.node.storage.LevelDbNativeLibrary;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.EnumMap;
@@ -56,6 +57,7 @@ public final class Main {
             System.exit(EXIT_OK); // --help or --version
             return;
         }
+        LevelDbNativeLibrary.installIn(config.dataDir().resolve("native"));
         KvorumNode node;
         try {
             node = KvorumNode.start(config);
