@@ -59,8 +59,14 @@ public final class LevelDbNativeLibrary {
         Path target = dir.resolve(fileName).toAbsolutePath();
         try {
             place(library, target);
+        } catch (IOException e) {
+            // An unusable data dir: the node's start says so, in its one-line message.
+            log.debug("cannot place LevelDB's native library in {}", dir, e);
+            return false;
+        }
+        try {
             System.load(target.toString());
-        } catch (IOException | UnsatisfiedLinkError e) {
+        } catch (UnsatisfiedLinkError e) {
             log.warn("cannot use {} for LevelDB's native library ({}); leveldbjni extracts its own copy to {}, "
                     + "left there after every stop", target, e.getMessage(), System.getProperty("java.io.tmpdir"));
             return false;
