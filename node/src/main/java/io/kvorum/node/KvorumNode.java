@@ -45,6 +45,7 @@ import java.nio.channels.UnresolvedAddressException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -86,15 +87,21 @@ public final class KvorumNode implements AutoCloseable {
         this.httpAddress = httpAddress;
     }
 
-    /** Starts a node on the HTTP port of its {@code --cluster} entry. */
+    /**
+     * The {@code httpPort} that means: the HTTP port of this node's own entry in the membership it
+     * starts with, the stored one if there is one (SPEC §8), else {@code --cluster}'s.
+     */
+    public static final int OWN_ENTRY_PORT = -1;
+
+    /** Starts a node on the HTTP port of its own entry in its membership. */
     public static KvorumNode start(NodeConfig config) throws StartupException {
-        return start(config, config.self().httpPort(), Clock.SYSTEM);
+        return start(config, OWN_ENTRY_PORT, Clock.SYSTEM);
     }
 
     /**
      * Starts a node whose peers are reached over gRPC.
      *
-     * @param httpPort the port to serve HTTP on; 0 picks a free one (tests)
+     * @param httpPort the port to serve HTTP on; 0 picks a free one (tests); {@link #OWN_ENTRY_PORT}
      */
     public static KvorumNode start(NodeConfig config, int httpPort, Clock clock) throws StartupException {
         return start(config, httpPort, clock, GrpcTransport.FACTORY);
@@ -103,22 +110,29 @@ public final class KvorumNode implements AutoCloseable {
     /**
      * Starts a node whose peers are reached through {@code transports} (tests plug in their own).
      *
-     * @param httpPort the port to serve HTTP on; 0 picks a free one (tests)
+     * @param httpPort the port to serve HTTP on; 0 picks a free one (tests); {@link #OWN_ENTRY_PORT}
      */
     public static KvorumNode start(NodeConfig config, int httpPort, Clock clock, PeerTransport.Factory transports)
             throws StartupException {
-        Membership stored = storedMembership(config);
-        boolean joining = stored == null;
-        Membership membership = joining ? config.seedMembership() : stored;
+        MembershipStore store = new MembershipStore(config.dataDir());
+        Membership stored = storedMembership(config, store);
+        boolean joining = stored == null && config.join();
+        boolean seeding = stored == null && !config.join();
+        Membership membership = stored != null ? stored : config.seedMembership();
         NodeConfig member;
         try {
             member = config.withMembership(membership);
         } catch (InvalidTopologyException e) {
             throw new StartupException(e.getMessage());
         }
+        int port = httpPort == OWN_ENTRY_PORT ? member.self().httpPort() : httpPort;
         Lifecycle parts = new Lifecycle();
         try {
-            return new KvorumNode(member, parts, wire(member, membership, joining, httpPort, clock, transports, parts));
+            InetSocketAddress address = wire(member, membership, joining, port, clock, transports, parts);
+            if (seeding) {
+                seed(store, membership);
+            }
+            return new KvorumNode(member, parts, address);
         } catch (StartupException | RuntimeException e) {
             parts.stop(false);
             throw e;
@@ -345,31 +359,56 @@ public final class KvorumNode implements AutoCloseable {
     }
 
     /**
-     * The membership stored in the data dir, seeded from the options on the first start; it wins
-     * over {@code --cluster} from then on (SPEC §8). Null for a node started with {@code --join}
-     * that has none yet: it takes the membership from the members it joins.
+     * The membership stored in the data dir (it wins over {@code --cluster}, SPEC §8), or null
+     * when there is none yet: a first start, or a node started with {@code --join} that takes the
+     * membership from the members it joins.
      */
-    private static Membership storedMembership(NodeConfig config) throws StartupException {
-        MembershipStore store = new MembershipStore(config.dataDir());
+    private static Membership storedMembership(NodeConfig config, MembershipStore store) throws StartupException {
         try {
             Files.createDirectories(config.dataDir());
-            if (config.join()) {
-                Membership existing = store.load();
-                if (existing == null) {
-                    return null;
-                }
-                log.info("--join ignored: this node is a member already (stored membership, epoch {})", existing.epoch());
-                return existing;
+            if (!config.join()) {
+                return store.loadComparedWith(config.seedMembership());
             }
-            return store.loadOrSeed(config.seedMembership());
+            Membership existing = store.load();
+            if (existing != null) {
+                log.info("--join ignored: this node is a member already (stored membership, epoch {})", existing.epoch());
+            }
+            return existing;
         } catch (InvalidTopologyException e) {
             throw new StartupException(e.getMessage());
-        } catch (AccessDeniedException e) {
-            throw new StartupException("data dir " + config.dataDir() + " is not writable (access denied: " + e.getFile() + ")");
         } catch (IOException e) {
-            throw new StartupException("cannot use the membership in " + store.file() + ": "
+            throw dataDirUnusable(config, e);
+        }
+    }
+
+    /** Stores the membership {@code --cluster} seeded, now that the node has started on it. */
+    private static void seed(MembershipStore store, Membership seed) throws StartupException {
+        try {
+            if (store.storeIfAbsent(seed)) {
+                log.info("membership seeded from the options: cluster '{}', {} member(s), replication factor {}, epoch {}",
+                        seed.clusterName(), seed.topology().size(), seed.replicationFactor(), seed.epoch());
+            }
+        } catch (IOException e) {
+            throw new StartupException("cannot store the membership in " + store.file() + ": "
                     + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
         }
+    }
+
+    /** The one-line reason a data dir cannot be used, for the startup message (SPEC §1). */
+    static StartupException dataDirUnusable(NodeConfig config, IOException e) {
+        Path dir = config.dataDir();
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            return new StartupException("data dir " + dir + " is not a directory");
+        }
+        if (e instanceof AccessDeniedException denied) {
+            return new StartupException("data dir " + dir + " is not writable (access denied: " + denied.getFile() + ")");
+        }
+        if (e instanceof FileSystemException fs) {
+            return new StartupException("cannot use data dir " + dir + ": " + fs.getFile() + ": "
+                    + (fs.getReason() != null ? fs.getReason() : fs.getClass().getSimpleName()));
+        }
+        return new StartupException("cannot use data dir " + dir + ": "
+                + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
     }
 
     /** Why binding failed, for the one-line startup message; never "null". */
@@ -396,17 +435,12 @@ public final class KvorumNode implements AutoCloseable {
             LevelDbStore store = LevelDbStore.open(config.dataDir().resolve("records"), config.fsync(),
                     config.tuning().storageCacheBytes(), config.topology().size() > 1);
             return new StorageService(store, config.storageReaders(), config.storageQueue(), metrics);
-        } catch (AccessDeniedException e) {
-            throw new StartupException("data dir " + where + " is not writable (access denied: " + e.getFile() + ")");
-        } catch (FileSystemException e) {
-            throw new StartupException("cannot use data dir " + where + ": " + e.getFile() + ": "
-                    + (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName()));
         } catch (IOException e) {
-            String msg = String.valueOf(e.getMessage());
-            if (msg.contains("lock")) {
+            // LevelDB's own errors are plain IOExceptions: "IO error: lock ..." when another process has it open.
+            if (!(e instanceof FileSystemException) && String.valueOf(e.getMessage()).contains("lock")) {
                 throw new StartupException("data dir " + where + " is in use by another process");
             }
-            throw new StartupException("cannot open storage in " + where + ": " + msg);
+            throw dataDirUnusable(config, e);
         }
     }
 

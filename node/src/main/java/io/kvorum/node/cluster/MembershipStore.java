@@ -10,6 +10,7 @@ import io.kvorum.client.placement.ClusterView;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -21,9 +22,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The membership a node keeps in {@value #FILE_NAME} in its data dir (SPEC §8): the body of
  * {@code GET /v0/cluster} plus the cluster's identity. {@code --cluster} seeds it on the node's
- * first start; afterwards the stored copy wins, and options that differ from it are logged and
- * ignored. The file is replaced atomically (written aside, forced, renamed), so a crash leaves the
- * old membership or the new one. A file that cannot be parsed is reported and left alone: the node
+ * first start, once the node has started; afterwards the stored copy wins, and options that
+ * differ from it are logged and ignored. The file is replaced atomically (written aside, forced,
+ * renamed), so a crash leaves the old membership or the new one. A file that cannot be parsed is reported and left alone: the node
  * does not start rather than guess its cluster.
  */
 public final class MembershipStore {
@@ -45,20 +46,19 @@ public final class MembershipStore {
     }
 
     /**
-     * The stored membership, or {@code seed} (then stored) when there is none yet.
+     * The stored membership, after logging where {@code options} (what {@code --cluster} and its
+     * companions seed) differ from it; null when none is stored yet. The caller stores the seed
+     * with {@link #storeIfAbsent} once the node has started, so that a first start that fails (a
+     * port in use, a typo in a host) does not fix the membership for good.
      *
-     * @throws IOException                 when the file cannot be read or written
+     * @throws IOException                 when the file cannot be read
      * @throws InvalidTopologyException    when the file is damaged
      */
-    public Membership loadOrSeed(Membership seed) throws IOException, InvalidTopologyException {
+    public Membership loadComparedWith(Membership options) throws IOException, InvalidTopologyException {
         Membership stored = load();
-        if (stored == null) {
-            store(seed);
-            log.info("membership seeded from the options: cluster '{}', {} member(s), replication factor {}, epoch {}",
-                    seed.clusterName(), seed.topology().size(), seed.replicationFactor(), seed.epoch());
-            return seed;
+        if (stored != null) {
+            warnWhereOptionsDiffer(stored, options);
         }
-        warnWhereOptionsDiffer(stored, seed);
         return stored;
     }
 
@@ -87,17 +87,41 @@ public final class MembershipStore {
 
     /** Replaces the stored membership atomically. */
     public void store(Membership m) throws IOException {
+        Path tmp = file.resolveSibling(FILE_NAME + ".tmp");
+        Files.writeString(tmp, text(m), StandardCharsets.UTF_8);
+        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+            channel.force(true);
+        }
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /**
+     * Stores {@code m} unless a membership is stored already (a newer one, learned meanwhile, is
+     * never replaced by the seed). Returns whether it stored it.
+     */
+    public boolean storeIfAbsent(Membership m) throws IOException {
+        Path aside = Files.createTempFile(file.getParent(), FILE_NAME, ".seed");
+        try {
+            Files.writeString(aside, text(m), StandardCharsets.UTF_8);
+            try (FileChannel channel = FileChannel.open(aside, StandardOpenOption.WRITE)) {
+                channel.force(true);
+            }
+            Files.createLink(file, aside); // atomic, and fails if the file exists
+            return true;
+        } catch (FileAlreadyExistsException e) {
+            return false;
+        } finally {
+            Files.deleteIfExists(aside);
+        }
+    }
+
+    private static String text(Membership m) {
         JsonObject root = JSON.toJsonTree(m.view()).getAsJsonObject();
         root.addProperty("identity", m.identity());
         if (m.readsFromComing()) {
             root.addProperty(READS_FROM_COMING, true);
         }
-        Path tmp = file.resolveSibling(FILE_NAME + ".tmp");
-        Files.writeString(tmp, JSON.toJson(root) + "\n", StandardCharsets.UTF_8);
-        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-            channel.force(true);
-        }
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        return JSON.toJson(root) + "\n";
     }
 
     private static void warnWhereOptionsDiffer(Membership stored, Membership options) {

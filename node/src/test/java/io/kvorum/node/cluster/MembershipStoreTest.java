@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The membership in the data dir (SPEC §8): seeded once, then it wins; damage is reported, never repaired by guess. */
+/** The membership in the data dir (SPEC §8): seeded once the node started, then it wins; damage is reported, never repaired by guess. */
 class MembershipStoreTest {
 
     @TempDir
@@ -19,17 +19,33 @@ class MembershipStoreTest {
     }
 
     @Test
-    void theFirstStartStoresTheSeedAndLaterStartsGetTheStoredMembershipWhateverTheOptions() throws Exception {
+    void theSeedIsStoredOnceAndLaterStartsGetTheStoredMembershipWhateverTheOptions() throws Exception {
         Membership first = membership("prod", "n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081", 2);
         MembershipStore store = new MembershipStore(dir);
 
-        assertThat(store.loadOrSeed(first)).isEqualTo(first);
+        assertThat(store.loadComparedWith(first)).as("nothing stored before a start succeeded").isNull();
+        assertThat(store.storeIfAbsent(first)).isTrue();
         assertThat(Files.exists(dir.resolve(MembershipStore.FILE_NAME))).isTrue();
 
         Membership otherOptions = membership("test", "n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081,n3=127.0.0.1:8082:9082", 3);
-        Membership again = new MembershipStore(dir).loadOrSeed(otherOptions);
+        Membership again = new MembershipStore(dir).loadComparedWith(otherOptions);
         assertThat(again).isEqualTo(first);
         assertThat(again.identity()).as("the identity is stored, not recomputed").isEqualTo(first.identity());
+        assertThat(Files.list(dir).map(p -> p.getFileName().toString()))
+                .as("no temporary file left behind").containsExactly(MembershipStore.FILE_NAME);
+    }
+
+    @Test
+    void theSeedNeverReplacesAMembershipStoredMeanwhile() throws Exception {
+        Membership seed = membership("kvorum", "n1=127.0.0.1:8080:9080", 1);
+        Membership learned = new Membership(seed.clusterName(), seed.identity(), 2,
+                Topology.parse("n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081"), 1);
+        MembershipStore store = new MembershipStore(dir);
+        store.store(learned);
+
+        assertThat(store.storeIfAbsent(seed)).isFalse();
+
+        assertThat(store.load()).isEqualTo(learned);
         assertThat(Files.list(dir).map(p -> p.getFileName().toString()))
                 .as("no temporary file left behind").containsExactly(MembershipStore.FILE_NAME);
     }
@@ -57,7 +73,7 @@ class MembershipStoreTest {
                 + "\"replicationFactor\":1}"}) {
             Files.writeString(file, damage);
 
-            assertThatThrownBy(() -> new MembershipStore(dir).loadOrSeed(membership("kvorum", "n1=127.0.0.1:8080:9080", 1)))
+            assertThatThrownBy(() -> new MembershipStore(dir).loadComparedWith(membership("kvorum", "n1=127.0.0.1:8080:9080", 1)))
                     .as(damage).isInstanceOf(InvalidTopologyException.class)
                     .hasMessageContaining(MembershipStore.FILE_NAME).hasMessageContaining("damaged");
             assertThat(Files.readString(file)).as("not replaced").isEqualTo(damage);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.client.KvorumClient;
+import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
@@ -13,6 +14,9 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -200,6 +204,49 @@ class CommandLineIT {
         }
     }
 
+    /**
+     * SPEC §8: "--cluster seeds it on a node's first start". A start that failed (here, its HTTP
+     * port was taken) is not that first start: the corrected command line is what the node then
+     * serves and stores.
+     */
+    @Test
+    void aFirstStartThatFailsStoresNoMembership() throws Exception {
+        int[] p = Ports.freePorts(4);
+        Path dataDir = tmp.resolve("data");
+        try (ServerSocket holder = new ServerSocket(p[0], 50, InetAddress.getLoopbackAddress())) {
+            NodeJvm typo = nodes.launch("port-in-use").workDir(workDir)
+                    .args("--cluster", clusterMember("n1", p[0], p[1]), "--data-dir", dataDir.toString()).start();
+            assertRejected("HTTP port in use", typo, List.of(Integer.toString(p[0])));
+        }
+
+        NodeJvm corrected = nodes.launch("corrected").workDir(workDir)
+                .args("--cluster", clusterMember("n1", p[2], p[3]), "--data-dir", dataDir.toString()).startReady(p[2]);
+        assertThat(ownEntry(p[2])).as("the membership served after the corrected start\n%s", corrected.describe())
+                .extracting(ClusterView.Member::http, ClusterView.Member::grpc).containsExactly(p[2], p[3]);
+        assertThat(corrected.stdout()).as("no stored membership to differ from").doesNotContain("stored membership wins");
+        assertStopsOnSigterm(corrected);
+    }
+
+    /**
+     * SPEC §8: later, "the stored membership ... wins, and a differing --cluster is logged and
+     * ignored": the node listens on the ports of its stored entry, not on those of the flag.
+     */
+    @Test
+    void aRestartListensOnTheStoredPortsWhateverTheFlagSays() throws Exception {
+        int[] p = Ports.freePorts(4);
+        Path dataDir = tmp.resolve("data");
+        NodeJvm first = nodes.launch("first").workDir(workDir)
+                .args("--cluster", clusterMember("n1", p[0], p[1]), "--data-dir", dataDir.toString()).startReady(p[0]);
+        assertStopsOnSigterm(first);
+
+        NodeJvm again = nodes.launch("other-ports").workDir(workDir)
+                .args("--cluster", clusterMember("n1", p[2], p[3]), "--data-dir", dataDir.toString()).startReady(p[0]);
+        assertThat(ownEntry(p[0])).as("the stored entry, served\n%s", again.describe())
+                .extracting(ClusterView.Member::http, ClusterView.Member::grpc).containsExactly(p[0], p[1]);
+        assertThat(again.stdout()).as("the differing flag is logged").contains("stored membership wins");
+        assertStopsOnSigterm(again);
+    }
+
     @Test
     void dataDirThatCannotBeCreatedIsRejected() throws IOException {
         // Permissions do not stop root, but nothing can create a directory under a regular file.
@@ -209,7 +256,12 @@ class CommandLineIT {
         NodeJvm node = nodes.launch("bad-data-dir").workDir(workDir)
                 .args("--cluster", clusterMember("n1", p[0], p[1]), "--data-dir", dataDir.toString())
                 .start();
-        assertRejected("data dir under a regular file", node, List.of(dataDir.toString()));
+        assertRejected("data dir under a regular file", node, List.of(dataDir.toString(), "Not a directory"));
+
+        NodeJvm onAFile = nodes.launch("data-dir-is-a-file").workDir(workDir)
+                .args("--cluster", clusterMember("n1", p[0], p[1]), "--data-dir", file.toString())
+                .start();
+        assertRejected("data dir is a regular file", onAFile, List.of(file.toString(), "is not a directory"));
     }
 
     @Test
@@ -328,6 +380,17 @@ class CommandLineIT {
         client.put("command-line-it", value).join();
         assertThat(client.get("command-line-it").join()).as("value read back from port " + httpPort)
                 .hasValueSatisfying(v -> assertThat(v).isEqualTo(value));
+    }
+
+    /** The only member of the membership the node on {@code httpPort} serves at {@code GET /v0/cluster}. */
+    private static ClusterView.Member ownEntry(int httpPort) throws IOException, InterruptedException {
+        HttpResponse<String> answer = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(loopbackUri(httpPort).resolve("/v0/cluster")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(answer.statusCode()).as("GET /v0/cluster: %s", answer.body()).isEqualTo(200);
+        List<ClusterView.Member> members = ClusterView.parse(answer.body()).members();
+        assertThat(members).as("members").hasSize(1);
+        return members.get(0);
     }
 
     private static void assertStopsOnSigterm(NodeJvm node) {
