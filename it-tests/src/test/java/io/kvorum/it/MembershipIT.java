@@ -55,7 +55,7 @@ class MembershipIT {
         ClusterNode lost = cluster.node("n3");
         lost.kill();
         HttpResponse<String> removed = post(cluster.node("n1"), "/v0/cluster/remove?id=n3");
-        assertThat(removed.statusCode()).as("remove: " + removed.body()).isEqualTo(202);
+        assertThat(removed.statusCode()).as("remove: " + removed.body()).isEqualTo(200);
         cluster.retire(lost);
         ClusterNode replacement = cluster.join();
         awaitState(cluster.nodes(), replacement.id(), "normal");

@@ -205,7 +205,8 @@ final class PeerWiring {
     private void connect(ClusterMember m) {
         PeerTransport.Peer peer = transport.connect(m);
         liveness.addPeer(m.id());
-        metrics.bindPeerUp(m.id(), () -> liveness.state(m.id()) == PeerLiveness.State.UP);
+        // Read at every scrape, also after the member is removed: it then reads 0.
+        metrics.bindPeerUp(m.id(), () -> liveness.isUp(m.id()));
         if (hintStore != null) {
             metrics.bindHintsPending(m.id(), () -> hintStore.pending(m.id()));
         }

@@ -83,7 +83,7 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
                     ? Answer.later(cluster.leave(RequestParams.parse(rawQuery).memberId()).thenApply(RequestRouter::accepted))
                     : Answer.now(Responses.methodNotAllowed("POST"));
             case "/v0/cluster/remove" -> method.equals(HttpMethod.POST)
-                    ? Answer.later(cluster.remove(RequestParams.parse(rawQuery).memberId()).thenApply(RequestRouter::accepted))
+                    ? Answer.later(cluster.remove(RequestParams.parse(rawQuery).memberId()).thenApply(RequestRouter::removed))
                     : Answer.now(Responses.methodNotAllowed("POST"));
             case "/v0/cleanup" -> method.equals(HttpMethod.POST)
                     ? Answer.later(cluster.cleanup().thenApply(dropped ->
@@ -103,9 +103,14 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
         };
     }
 
-    /** A change accepted: 202 with the membership it made. */
+    /** A leave accepted: 202 with the membership of its first step; the records move in the background. */
     private static FullHttpResponse accepted(ClusterView membership) {
         return Responses.json(HttpResponseStatus.ACCEPTED, membership);
+    }
+
+    /** A member removed: 200 with the membership without it (SPEC §2: removed at once). */
+    private static FullHttpResponse removed(ClusterView membership) {
+        return Responses.json(HttpResponseStatus.OK, membership);
     }
 
     /** The path of an origin-form target: up to the query, if there is one. */

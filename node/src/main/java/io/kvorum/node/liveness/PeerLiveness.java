@@ -170,6 +170,12 @@ public final class PeerLiveness {
         return p != null && p.state == State.DOWN;
     }
 
+    /** Whether the peer is up; false for ids that are not peers (any more). */
+    public boolean isUp(String peer) {
+        Peer p = peers.get(peer);
+        return p != null && p.state == State.UP;
+    }
+
     public State state(String peer) {
         Peer p = peers.get(peer);
         if (p == null) {

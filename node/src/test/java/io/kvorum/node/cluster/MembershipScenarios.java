@@ -9,6 +9,7 @@ import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.config.Tuning;
 import io.kvorum.node.membership.MoveProgress;
+import io.kvorum.node.metrics.Scrape;
 import io.kvorum.testkit.History;
 import io.kvorum.testkit.HistoryChecker;
 import java.time.Duration;
@@ -107,7 +108,7 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
 
             c.kill("n5"); // lost for good
             Answer removed = raw(c, "n2", "POST", "/v0/cluster/remove?id=n5", null);
-            assertThat(removed.status()).as("remove: " + removed).isEqualTo(Answer.ACCEPTED);
+            assertThat(removed.status()).as("remove: " + removed).isEqualTo(Answer.OK);
             awaitState(c, List.of("n1", "n2", "n3"), "n5", "absent");
             for (String node : List.of("n1", "n2", "n3")) {
                 Answer repaired = raw(c, node, "POST", "/v0/repair", null);
@@ -210,8 +211,13 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
 
             c.kill("n4");
             Answer removed = raw(c, "n1", "POST", "/v0/cluster/remove?id=n4", null);
-            assertThat(removed.status()).as("remove n4 while it is down: " + removed).isEqualTo(Answer.ACCEPTED);
+            assertThat(removed.status()).as("remove n4 while it is down: " + removed).isEqualTo(Answer.OK);
             awaitState(c, List.of("n1", "n2"), "n4", "absent");
+            for (String node : List.of("n1", "n2")) {
+                Answer metrics = raw(c, node, "GET", "/metrics", null);
+                assertThat(Scrape.parse(metrics.body()).series("kvorum_peer_up", Map.of("peer", "n4")))
+                        .as("kvorum_peer_up of the removed n4 on %s", node).extracting(Scrape.Sample::value).containsOnly(0.0);
+            }
             Answer unknown = raw(c, "n1", "POST", "/v0/cluster/remove?id=n9", null);
             assertThat(unknown.status()).as("remove of a node that is not a member: " + unknown).isEqualTo(400);
 
