@@ -77,9 +77,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         busy = true;
         inFlight.started();
         keepAlive = HttpUtil.isKeepAlive(request);
-        op = null;
         startNanos = System.nanoTime();
         try {
+            op = metering.operations().apply(request); // a request refused as malformed counts too
             DecoderResult decoded = request.decoderResult();
             if (decoded.isFailure()) {
                 // After a body over the limit the aggregator may have kept the connection usable;
@@ -90,7 +90,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 respond(ctx, malformed(decoded.cause()));
                 return;
             }
-            op = metering.operations().apply(request);
             Answer answer = router.apply(request);
             if (answer instanceof Answer.Streamed streamed) {
                 range = new RangeResponder(ctx, streamed.entries(), this);

@@ -89,14 +89,17 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
         });
         p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, MAX_CHUNK_BYTES));
         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
-        p.addLast("aggregator", new BodyLimit(maxValueBytes));
+        p.addLast("aggregator", new BodyLimit(maxValueBytes, metering));
         p.addLast("connection", new ConnectionHandler(router, inFlight, metering));
     }
 
     /** The aggregator, with the SPEC's plain-text 413 instead of Netty's empty one. */
     private static final class BodyLimit extends HttpObjectAggregator {
-        BodyLimit(int maxContentLength) {
+        private final RequestMetering metering;
+
+        BodyLimit(int maxContentLength, RequestMetering metering) {
             super(maxContentLength, true);
+            this.metering = metering;
         }
 
         /**
@@ -119,6 +122,10 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
                     : Responses.text(status, "unsupported expectation '" + start.headers().get(HttpHeaderNames.EXPECT)
                             + "'; only 100-continue is supported");
             HttpUtil.setKeepAlive(text, false);
+            // Answered here, before the connection handler sees the request: counted here too.
+            if (start instanceof HttpRequest request) {
+                metering.answered(metering.operations().apply(request), status.code(), 0);
+            }
             return text;
         }
 

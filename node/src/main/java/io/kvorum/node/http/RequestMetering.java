@@ -1,7 +1,7 @@
 package io.kvorum.node.http;
 
 import io.kvorum.node.metrics.NodeMetrics;
-import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpRequest;
 import java.util.function.Function;
 
 /**
@@ -11,7 +11,7 @@ import java.util.function.Function;
  * @param operations the operation of a request, never throwing ({@link RequestRouter#operationOf})
  * @param metrics    where answered operations are counted; null only in {@link #NONE}
  */
-record RequestMetering(Function<FullHttpRequest, NodeMetrics.Op> operations, NodeMetrics metrics) {
+record RequestMetering(Function<HttpRequest, NodeMetrics.Op> operations, NodeMetrics metrics) {
 
     /** Counts nothing (tests of the connection alone). */
     static final RequestMetering NONE = new RequestMetering(request -> null, null);

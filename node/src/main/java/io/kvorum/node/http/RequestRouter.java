@@ -13,6 +13,7 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -48,7 +49,7 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
      * The client operation a request is, as {@code kvorum_requests_total} counts it: null for what
      * is not one (status, metrics, an unknown path or a method the path does not allow). Never throws.
      */
-    static NodeMetrics.Op operationOf(FullHttpRequest request) {
+    static NodeMetrics.Op operationOf(HttpRequest request) {
         HttpMethod method = request.method();
         return switch (pathOf(originForm(request.uri()))) {
             case "/v0/entity" -> method.equals(HttpMethod.GET) ? NodeMetrics.Op.GET

@@ -4,8 +4,10 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import io.kvorum.node.RawHttp;
 import io.kvorum.node.TestNode;
 import io.kvorum.node.cluster.MiniCluster;
+import io.kvorum.node.config.NodeOption;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -179,6 +181,30 @@ class MetricsEndpointTest {
             HttpResponse<byte[]> post = node.send("POST", "/metrics", new byte[0]);
             assertThat(post.statusCode()).isEqualTo(405);
             assertThat(post.headers().firstValue("allow")).hasValue("GET, HEAD");
+        }
+    }
+
+    /**
+     * A body over the limit is refused before it reaches the router, by the aggregator: with
+     * {@code Expect: 100-continue} before the body is sent, without it once the limit is passed.
+     * Both 413s are answers of this node, so both count.
+     */
+    @Test
+    void bodiesOverTheLimitAreCountedAsTheirOperation() throws Exception {
+        try (TestNode node = TestNode.start(dataDir, Map.of(NodeOption.MAX_VALUE_BYTES, "16"))) {
+            for (String expect : new String[] {"", "Expect: 100-continue\r\n"}) {
+                try (RawHttp http = RawHttp.connect(node.address())) {
+                    http.write("PUT /v0/entity?id=big HTTP/1.1\r\nHost: x\r\nContent-Length: 17\r\n" + expect + "\r\n");
+                    if (expect.isEmpty()) {
+                        http.write(new byte[17]);
+                    }
+                    assertThat(http.readResponse().status()).as("a body of 17 bytes, %s", expect).isEqualTo(413);
+                }
+            }
+
+            TestNode.awaitUntil(Duration.ofSeconds(10), () -> scrape(node.baseUri())
+                    .sum("kvorum_requests_total", Map.of("op", "put", "code", "413")) == 2, "both 413s counted as put");
+            assertThat(scrape(node.baseUri()).sum("kvorum_request_duration_seconds_count", Map.of("op", "put"))).isEqualTo(2);
         }
     }
 
