@@ -129,9 +129,11 @@ public final class NodeMetrics implements AutoCloseable {
     public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
     /**
-     * Keeps {@code promtool check metrics} quiet about two of the binders' names: drops
-     * {@code process_cpu_time_ns_total} (an abbreviated unit; {@code process_cpu_usage} stays) and
-     * renames {@code system_cpu_count}, a gauge with a {@code _count} suffix, to {@code system_cpu_cores}.
+     * Keeps {@code promtool check metrics} quiet about the binders' names, and the names within SPEC
+     * §6 ({@code kvorum_*}, {@code jvm_*}, {@code process_*}): drops {@code process_cpu_time_ns_total}
+     * (an abbreviated unit; {@code process_cpu_usage} stays) and moves the machine's
+     * {@code system_*} gauges to {@code kvorum_host_*}; {@code system_cpu_count}, a gauge with a
+     * {@code _count} suffix, becomes {@code kvorum_host_cpu_cores}.
      */
     private static final MeterFilter PROMTOOL_CLEAN = new MeterFilter() {
         @Override
@@ -141,7 +143,11 @@ public final class NodeMetrics implements AutoCloseable {
 
         @Override
         public Meter.Id map(Meter.Id id) {
-            return id.getName().equals("system.cpu.count") ? id.withName("system.cpu.cores") : id;
+            String name = id.getName();
+            if (name.equals("system.cpu.count")) {
+                return id.withName("kvorum.host.cpu.cores");
+            }
+            return name.startsWith("system.") ? id.withName("kvorum.host." + name.substring("system.".length())) : id;
         }
     };
 

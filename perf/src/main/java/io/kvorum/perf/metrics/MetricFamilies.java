@@ -35,7 +35,7 @@ public final class MetricFamilies {
 
     /** The JVM and process families of Micrometer's binders that Kvorum's report and dashboard read. */
     public static final Set<String> JVM = Set.of("jvm_memory_used_bytes", "jvm_memory_max_bytes", JVM_GC_PAUSE,
-            "jvm_threads_live_threads", "process_cpu_usage", "system_cpu_usage", "process_uptime_seconds");
+            "jvm_threads_live_threads", "process_cpu_usage", "kvorum_host_cpu_usage", "process_uptime_seconds");
 
     /** Families exposed as several samples with a suffix (histograms, summaries, timers). */
     public static final Set<String> HISTOGRAMS = Set.of(REQUEST_DURATION, JVM_GC_PAUSE);
