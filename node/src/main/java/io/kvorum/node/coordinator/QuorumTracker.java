@@ -58,8 +58,11 @@ final class QuorumTracker {
         if (refusedForOverload && successes == 0) {
             return new OverloadedException("replicas are overloaded");
         }
+        // Failing fast, some replicas may still answer (and apply a write) after this: say so.
+        int pending = pending();
         return new NotEnoughReplicasException(why + ": " + successes + " of the " + ack
-                + " required replicas (ack=" + ack + ", from=" + from + ") answered");
+                + " required replicas (ack=" + ack + ", from=" + from + ") answered, " + failures + " failed"
+                + (pending > 0 ? ", " + pending + " had not answered yet" : ""));
     }
 
     /** Replicas that have not answered yet. */

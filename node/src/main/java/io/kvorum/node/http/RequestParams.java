@@ -14,6 +14,8 @@ import java.util.Map;
 final class RequestParams {
 
     static final int MAX_KEY_BYTES = 1024;
+    /** Digits of a number parameter, at most: any such number fits a long, with room to add a clock to it. */
+    private static final int MAX_DIGITS = 18;
     private static final List<String> KNOWN = List.of("id", "ack", "from", "replicas", "ttl", "start", "end");
 
     private final Map<String, byte[]> known;
@@ -124,8 +126,12 @@ final class RequestParams {
     }
 
     private static long positiveLong(String name, String s) {
-        if (s.isEmpty() || s.length() > 18 || !s.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (s.isEmpty() || !s.chars().allMatch(c -> c >= '0' && c <= '9')) {
             throw new BadRequestException(name + " must be a positive integer, got '" + s + "'");
+        }
+        int digits = s.replaceFirst("^0+", "").length();
+        if (digits > MAX_DIGITS) {
+            throw new BadRequestException(name + " is too large: " + digits + " digits, at most " + MAX_DIGITS);
         }
         long v = Long.parseLong(s);
         if (v <= 0) {

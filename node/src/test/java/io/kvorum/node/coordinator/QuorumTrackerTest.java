@@ -122,6 +122,25 @@ class QuorumTrackerTest {
     }
 
     @Test
+    void theFailureSaysHowManyAnsweredFailedAndWereStillPending() {
+        QuorumTracker t = new QuorumTracker(new Quorum(3, 3));
+        t.onResponse(FAILURE);
+
+        // Failing fast: the two live replicas may still answer, and apply the write.
+        assertThat(t.failure("too many replicas failed", false))
+                .isInstanceOf(NotEnoughReplicasException.class)
+                .hasMessage("too many replicas failed: 0 of the 3 required replicas (ack=3, from=3) answered, "
+                        + "1 failed, 2 had not answered yet");
+
+        QuorumTracker done = new QuorumTracker(new Quorum(2, 3));
+        done.onResponse(SUCCESS);
+        done.onResponse(FAILURE);
+        done.onResponse(FAILURE);
+        assertThat(done.failure("too many replicas failed", false))
+                .hasMessage("too many replicas failed: 1 of the 2 required replicas (ack=2, from=3) answered, 2 failed");
+    }
+
+    @Test
     void moreResponsesThanFromIsABug() {
         QuorumTracker t = new QuorumTracker(new Quorum(2, 3));
         t.onResponse(SUCCESS);

@@ -168,11 +168,19 @@ class RequestParamsTest {
         assertThat(RequestParams.parse("id=k").ttlMillis()).isZero();
         assertThat(RequestParams.parse("id=k&ttl=1500").ttlMillis()).isEqualTo(1500);
         assertThat(RequestParams.parse("id=k&ttl=3000000000").ttlMillis()).isEqualTo(3_000_000_000L);
-        for (String bad : new String[] {"0", "-5", "1s", "1.5", "99999999999999999999"}) {
+        assertThat(RequestParams.parse("id=k&ttl=0000000000000000000007").ttlMillis()).as("leading zeros").isEqualTo(7);
+        for (String bad : new String[] {"0", "-5", "1s", "1.5"}) {
             assertThatThrownBy(() -> RequestParams.parse("id=k&ttl=" + bad).ttlMillis())
                     .as(bad)
                     .isInstanceOf(BadRequestException.class)
-                    .hasMessageContaining("ttl");
+                    .hasMessageContaining("ttl must be a positive integer");
+        }
+        for (String large : new String[] {"9223372036854775806", "99999999999999999999"}) {
+            assertThatThrownBy(() -> RequestParams.parse("id=k&ttl=" + large).ttlMillis())
+                    .as(large)
+                    .isInstanceOf(BadRequestException.class)
+                    .hasMessageContaining("ttl is too large")
+                    .hasMessageContaining("at most 18");
         }
     }
 
