@@ -68,6 +68,11 @@ public final class LevelDbStore implements AutoCloseable {
         return indexed;
     }
 
+    /** Whether each write is fsynced before it returns. */
+    public boolean fsync() {
+        return writeOptions.sync();
+    }
+
     /** Opens (creating if needed) the database in {@code dir}, with its {@link BucketIndex}. */
     public static LevelDbStore open(Path dir, boolean fsync, long cacheBytes) throws IOException {
         return open(dir, fsync, cacheBytes, true);

@@ -18,17 +18,19 @@ import org.slf4j.LoggerFactory;
 /**
  * Asynchronous, bounded access to the {@link LevelDbStore}: nothing here blocks the caller.
  *
- * <p>Threading: one writer thread ({@code storage-writer}, a {@link BatchingWriter}) owns every
- * mutation. It drains its queue in batches and commits each batch as one LevelDB write, which is a
- * group commit: with {@code --fsync}, one fsync covers every write in the batch. Reads and range cursors run on a
- * small pool ({@code storage-reader-N}).
+ * <p>Threading: mutations commit one batch at a time, each batch one LevelDB write. A writer
+ * thread ({@code storage-writer}, a {@link BatchingWriter}) drains the queue in batches, which is a
+ * group commit: with {@code --fsync}, one fsync covers every write in the batch. Without
+ * {@code --fsync}, a write that finds nothing queued or committing commits at once on the caller's
+ * thread (an event loop), which spares it two thread hand-offs; under load writes queue as before.
+ * Reads and range cursors run on a small pool ({@code storage-reader-N}).
  *
  * <p>Both queues are bounded. When one is full the operation fails at once with
  * {@link StorageOverloadedException} and has had no effect; callers answer 503. Such refusals
  * count in {@code kvorum_storage_rejected_total}, and the queues' depths are reported as
  * {@code kvorum_storage_queue_depth}.
  *
- * <p>Futures complete on the storage threads; continuations must be short and non-blocking.
+ * <p>Futures complete on the storage threads or on the caller's; continuations must be short and non-blocking.
  */
 public final class StorageService implements AutoCloseable {
 
@@ -40,6 +42,8 @@ public final class StorageService implements AutoCloseable {
     private final ThreadPoolExecutor readers;
     private final BatchingWriter<PendingMutation> writer;
     private final Counter rejected;
+    /** Whether a write may commit on its caller's thread when the writer is idle: not when each commit fsyncs. */
+    private final boolean commitInline;
 
     /** Storage whose meters are its own ({@link NodeMetrics#unregistered}). */
     public StorageService(LevelDbStore store, int readerThreads, int queueCapacity) {
@@ -50,6 +54,7 @@ public final class StorageService implements AutoCloseable {
     public StorageService(LevelDbStore store, int readerThreads, int queueCapacity, NodeMetrics metrics) {
         this.store = store;
         this.rejected = metrics.storageRejected();
+        this.commitInline = !store.fsync();
         this.readers = NodeThreads.bounded("storage-reader", readerThreads, queueCapacity);
         this.writer = new BatchingWriter<>(task -> NodeThreads.single("storage-writer", task), queueCapacity,
                 MAX_BATCH, new BatchingWriter.Handler<>() {
@@ -102,8 +107,8 @@ public final class StorageService implements AutoCloseable {
 
     private CompletableFuture<Boolean> submit(Mutation mutation) {
         PendingMutation pending = new PendingMutation(mutation, new CompletableFuture<>());
-        switch (writer.offer(pending)) {
-            case QUEUED -> { }
+        switch (commitInline ? writer.offerOrCommit(pending) : writer.offer(pending)) {
+            case QUEUED, COMMITTED -> { }
             case FULL -> {
                 rejected.increment();
                 pending.done.completeExceptionally(new StorageOverloadedException("storage write queue is full"));

@@ -10,6 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Timeout;
 class BatchingWriterTest {
 
     private final List<List<Integer>> committed = new CopyOnWriteArrayList<>();
+    private final List<String> committingThreads = new CopyOnWriteArrayList<>();
     private final List<Integer> abandoned = new CopyOnWriteArrayList<>();
     private final AtomicInteger ticks = new AtomicInteger();
     private final AtomicInteger stops = new AtomicInteger();
@@ -32,6 +34,7 @@ class BatchingWriterTest {
                     @Override
                     public void commit(List<Integer> batch) {
                         committed.add(List.copyOf(batch));
+                        committingThreads.add(Thread.currentThread().getName());
                         firstCommitRunning.countDown();
                         if (holdFirstCommit) {
                             awaitRelease();
@@ -127,14 +130,121 @@ class BatchingWriterTest {
 
     @Test
     void aFailingCommitDoesNotStopTheWriter() throws Exception {
+        AtomicInteger calls = startWithFirstCommit(() -> {
+            throw new IllegalStateException("disk on fire");
+        });
+        writer.offer(0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> calls.get() == 1);
+        writer.offer(1);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> committed.equals(List.of(List.of(1))));
+    }
+
+    @Test
+    void anIdleWriterLetsTheOfferingThreadCommit() {
+        start(10, 4, false);
+        assertThat(writer.offerOrCommit(0)).isEqualTo(Offer.COMMITTED);
+        assertThat(writer.offerOrCommit(1)).isEqualTo(Offer.COMMITTED);
+
+        assertThat(committed).containsExactly(List.of(0), List.of(1));
+        assertThat(committingThreads).containsOnly(Thread.currentThread().getName());
+    }
+
+    @Test
+    void whileTheWriterCommitsOffersQueueBehindInOrder() throws Exception {
+        start(10, 4, true);
+        assertThat(writer.offer(0)).isEqualTo(Offer.QUEUED);
+        assertThat(firstCommitRunning.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(writer.offerOrCommit(1)).isEqualTo(Offer.QUEUED);
+        assertThat(writer.offerOrCommit(2)).isEqualTo(Offer.QUEUED);
+        release.countDown();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> committed.size() == 2);
+        assertThat(committed).containsExactly(List.of(0), List.of(1, 2));
+        assertThat(committingThreads).containsOnly("test-writer");
+        assertThat(writer.offerOrCommit(3)).as("once the writer is idle again").isEqualTo(Offer.COMMITTED);
+    }
+
+    @Test
+    void anItemQueuedBehindAnotherThreadsCommitIsNotOvertaken() throws Exception {
+        start(10, 4, true);
+        Thread inline = new Thread(() -> writer.offerOrCommit(0), "inline");
+        inline.start();
+        assertThat(firstCommitRunning.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(writer.offer(1)).isEqualTo(Offer.QUEUED);
+        // The writer takes 1 from the queue and waits for the inline commit to end: the queue is
+        // empty, yet 1 is not committed, so 2 must not go ahead of it.
+        await().atMost(Duration.ofSeconds(10)).until(() -> writer.queued() == 0);
+        assertThat(writer.offerOrCommit(2)).isEqualTo(Offer.QUEUED);
+        release.countDown();
+        inline.join(10_000);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> committed.stream().mapToInt(List::size).sum() == 3);
+        assertThat(committed.stream().flatMap(List::stream).toList()).containsExactly(0, 1, 2);
+        assertThat(committingThreads.get(0)).isEqualTo("inline");
+    }
+
+    @Test
+    void theWriterEndsOnlyAfterAnInlineCommitInProgress() throws Exception {
+        start(10, 4, true);
+        Thread inline = new Thread(() -> writer.offerOrCommit(0), "inline");
+        inline.start();
+        assertThat(firstCommitRunning.await(10, TimeUnit.SECONDS)).isTrue();
+
+        // The caller closes the database once stop returns true: not while a commit runs.
+        assertThat(writer.stop(Duration.ofMillis(300))).as("stopped while the inline commit runs").isFalse();
+        release.countDown();
+        assertThat(writer.stop(Duration.ofSeconds(10))).isTrue();
+        inline.join(10_000);
+        assertThat(committed).containsExactly(List.of(0));
+    }
+
+    @Test
+    void aStoppingWriterRefusesToCommitInline() throws Exception {
+        start(10, 4, false);
+        assertThat(writer.stop(Duration.ofSeconds(10))).isTrue();
+        assertThat(writer.offerOrCommit(0)).isEqualTo(Offer.STOPPING);
+        assertThat(committed).isEmpty();
+    }
+
+    @Test
+    void aFailingInlineCommitLeavesTheNextOneInline() {
+        startWithFirstCommit(() -> {
+            throw new IllegalStateException("disk on fire");
+        });
+        assertThat(writer.offerOrCommit(0)).isEqualTo(Offer.COMMITTED);
+
+        // Logging the failure may have made that commit slow enough to pause inline commits for a
+        // second; after that they run inline again: the failed item no longer counts as uncommitted.
+        AtomicInteger next = new AtomicInteger(1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> writer.offerOrCommit(next.getAndIncrement()) == Offer.COMMITTED);
+        assertThat(committed.get(0)).containsExactly(1);
+    }
+
+    @Test
+    void aSlowInlineCommitLeavesTheNextItemsToTheWriterThread() {
+        startWithFirstCommit(() -> LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5))); // a stalled database
+        assertThat(writer.offerOrCommit(0)).isEqualTo(Offer.COMMITTED);
+        assertThat(writer.offerOrCommit(1)).as("right after a slow inline commit").isEqualTo(Offer.QUEUED);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> committed.size() == 2);
+        assertThat(committingThreads).containsExactly(Thread.currentThread().getName(), "test-writer");
+    }
+
+    /**
+     * Starts a writer whose first commit runs {@code first} before it records its batch (or
+     * instead, if {@code first} throws); later commits only record. Returns the count of commits.
+     */
+    private AtomicInteger startWithFirstCommit(Runnable first) {
         AtomicInteger calls = new AtomicInteger();
         writer = new BatchingWriter<>(task -> new Thread(task, "test-writer"), 10, 4, new BatchingWriter.Handler<>() {
             @Override
             public void commit(List<Integer> batch) {
                 if (calls.incrementAndGet() == 1) {
-                    throw new IllegalStateException("disk on fire");
+                    first.run();
                 }
                 committed.add(List.copyOf(batch));
+                committingThreads.add(Thread.currentThread().getName());
             }
 
             @Override
@@ -143,10 +253,6 @@ class BatchingWriterTest {
             }
         });
         writer.start();
-        writer.offer(0);
-        await().atMost(Duration.ofSeconds(10)).until(() -> calls.get() == 1);
-        writer.offer(1);
-
-        await().atMost(Duration.ofSeconds(10)).until(() -> committed.equals(List.of(List.of(1))));
+        return calls;
     }
 }
