@@ -21,11 +21,13 @@ import org.slf4j.LoggerFactory;
  * <p>Bounds: {@link #offer} never blocks; when the queue is full, or the writer is stopping, it
  * refuses the item at once and the item has had no effect.
  *
- * <p>Threading: {@link Handler#commit} and {@link Handler#tick} run one call at a time, under one
- * lock: on the writer thread, or on a thread in {@link #offerOrCommit}. {@link Handler#abandon}
- * may also run on an offering thread, for an item offered just as the writer ended. An exception
- * escaping the handler is logged and the writer goes on: the handler completes or fails a batch's
- * items itself.
+ * <p>Threading: {@link Handler#commit} runs one call at a time, under one lock: on the writer
+ * thread, or on a thread in {@link #offerOrCommit}. {@link Handler#tick} runs on the writer thread
+ * only, outside that lock, so it may overlap an inline commit: a handler whose tick shares state
+ * with its commits must not be used with {@link #offerOrCommit}. {@link Handler#abandon} may also
+ * run on an offering thread, for an item offered just as the writer ended. An exception escaping
+ * the handler is logged and the writer goes on: the handler completes or fails a batch's items
+ * itself.
  *
  * <p>Lifecycle: {@link #start} starts the thread; {@link #stop} stops taking items, lets the writer
  * commit what is queued, and waits for it. Every item queued is either committed or
@@ -204,12 +206,7 @@ public final class BatchingWriter<T> {
                     finish();
                     return;
                 }
-                committing.lock();
-                try {
-                    handler.tick();
-                } finally {
-                    committing.unlock();
-                }
+                handler.tick();
             } catch (InterruptedException e) {
                 finish();
                 Thread.currentThread().interrupt();

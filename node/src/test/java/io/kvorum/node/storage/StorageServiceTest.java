@@ -30,7 +30,12 @@ class StorageServiceTest {
     private final CountDownLatch release = new CountDownLatch(1);
 
     private StorageService open(int readers, int queueCapacity) throws Exception {
-        storage = new StorageService(LevelDbStore.open(dir, false, 1 << 20), readers, queueCapacity);
+        return open(readers, queueCapacity, false);
+    }
+
+    /** With {@code fsync}, every write goes through the writer thread's queue, never inline. */
+    private StorageService open(int readers, int queueCapacity, boolean fsync) throws Exception {
+        storage = new StorageService(LevelDbStore.open(dir, fsync, 1 << 20), readers, queueCapacity);
         return storage;
     }
 
@@ -82,8 +87,9 @@ class StorageServiceTest {
 
     /**
      * Occupies the writer thread until {@link #release}: a write's future completes on the writer
-     * thread, so a continuation attached before that completion runs there and can wait. When the
-     * write had already completed, the continuation runs here instead and we try again.
+     * thread (the store must fsync, or idle writes commit on the caller's thread), so a
+     * continuation attached before that completion runs there and can wait. When the write had
+     * already completed, the continuation runs here instead and we try again.
      */
     private void blockTheWriter() throws InterruptedException {
         CountDownLatch blocked = new CountDownLatch(1);
@@ -164,7 +170,7 @@ class StorageServiceTest {
 
     @Test
     void aFullWriteQueueRefusesWritesAtOnceAndWithoutEffect() throws Exception {
-        open(1, 1);
+        open(1, 1, true);
         blockTheWriter();
 
         // state: the writer is busy, the write queue (capacity 1) is empty
@@ -184,6 +190,16 @@ class StorageServiceTest {
         assertThat(storage.read(key("refused")).join()).as("the refused write had no effect").isNull();
         // state: drained, writes are taken again
         assertThat(storage.write(key("refused"), value(1, "r")).get(10, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void withoutFsyncAWriteToAnIdleStoreCommitsOnTheCallersThread() throws Exception {
+        // (With fsync every write goes through the writer thread: blockTheWriter relies on it.)
+        open(1, 16);
+        CompletableFuture<Boolean> write = storage.write(key("k"), value(1, "v"));
+
+        assertThat(write).as("committed before write returned, so without a hand-off").isCompletedWithValue(true);
+        assertThat(storage.read(key("k")).join().value()).isEqualTo(key("v"));
     }
 
     @Test
