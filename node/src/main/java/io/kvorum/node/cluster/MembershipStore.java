@@ -88,10 +88,7 @@ public final class MembershipStore {
     /** Replaces the stored membership atomically. */
     public void store(Membership m) throws IOException {
         Path tmp = file.resolveSibling(FILE_NAME + ".tmp");
-        Files.writeString(tmp, text(m), StandardCharsets.UTF_8);
-        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-            channel.force(true);
-        }
+        writeForced(tmp, m);
         Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
@@ -102,16 +99,21 @@ public final class MembershipStore {
     public boolean storeIfAbsent(Membership m) throws IOException {
         Path aside = Files.createTempFile(file.getParent(), FILE_NAME, ".seed");
         try {
-            Files.writeString(aside, text(m), StandardCharsets.UTF_8);
-            try (FileChannel channel = FileChannel.open(aside, StandardOpenOption.WRITE)) {
-                channel.force(true);
-            }
+            writeForced(aside, m);
             Files.createLink(file, aside); // atomic, and fails if the file exists
             return true;
         } catch (FileAlreadyExistsException e) {
             return false;
         } finally {
             Files.deleteIfExists(aside);
+        }
+    }
+
+    /** Writes {@code m} to {@code path} and forces it to the disk, before it is renamed or linked into place. */
+    private static void writeForced(Path path, Membership m) throws IOException {
+        Files.writeString(path, text(m), StandardCharsets.UTF_8);
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.WRITE)) {
+            channel.force(true);
         }
     }
 
