@@ -38,6 +38,9 @@ import java.util.function.Function;
  *   <li>{@code codec}: Netty's HTTP/1.1 parser and encoder, with limits on the request line and
  *       headers;</li>
  *   <li>{@code keep-alive}: HTTP/1.1 persistent connections;</li>
+ *   <li>{@code body-budget}: holds the bodies of all connections to one {@link RequestBodyBudget},
+ *       refusing a request (503) before its body is read when it does not fit, and closes a
+ *       connection whose body does not arrive in time ({@link BodyBudgetHandler});</li>
  *   <li>{@code aggregator}: assembles the body up to {@code --max-value-bytes}, refusing a larger
  *       one from the Content-Length before buffering it (the connection handler answers 413 in turn);</li>
  *   <li>{@code connection}: answers the requests in order, as the {@link RequestRouter} decides
@@ -55,21 +58,25 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
     private final InFlightRequests inFlight;
     private final RequestMetering metering;
     private final int maxValueBytes;
+    private final RequestBodyBudget bodyBudget;
     private final ChannelGroup openChannels;
     private final SslContext tls;
 
     /**
      * @param router       what answers each request ({@link RequestRouter#route} but in tests)
      * @param metering     counts the client operations answered
+     * @param bodyBudget   the bytes of request bodies all connections may hold at once
      * @param openChannels every accepted connection is added here, so shutdown can close them
      * @param tls          the HTTPS context, or null to serve plain HTTP
      */
     GatewayChannelInitializer(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight,
-                              RequestMetering metering, int maxValueBytes, ChannelGroup openChannels, SslContext tls) {
+                              RequestMetering metering, int maxValueBytes, RequestBodyBudget bodyBudget,
+                              ChannelGroup openChannels, SslContext tls) {
         this.router = router;
         this.inFlight = inFlight;
         this.metering = metering;
         this.maxValueBytes = maxValueBytes;
+        this.bodyBudget = bodyBudget;
         this.openChannels = openChannels;
         this.tls = tls;
     }
@@ -89,6 +96,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
         });
         p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, MAX_CHUNK_BYTES));
         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
+        p.addLast("body-budget", new BodyBudgetHandler(bodyBudget, maxValueBytes));
         p.addLast("aggregator", new BodyLimit(maxValueBytes, metering));
         p.addLast("connection", new ConnectionHandler(router, inFlight, metering));
     }

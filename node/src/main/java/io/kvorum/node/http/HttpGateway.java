@@ -34,6 +34,7 @@ public final class HttpGateway {
     private final RequestMetering metering;
     private final InFlightRequests inFlight = new InFlightRequests();
     private final int maxValueBytes;
+    private final RequestBodyBudget bodyBudget;
     private final TlsFiles tls;
     private final BearerTokens tokens;
     private final ChannelGroup channels = new DefaultChannelGroup("http", GlobalEventExecutor.INSTANCE);
@@ -60,6 +61,7 @@ public final class HttpGateway {
         this.metering = RequestMetering.of(metrics);
         metrics.bindRequestsInFlight(inFlight::count);
         this.maxValueBytes = maxValueBytes;
+        this.bodyBudget = RequestBodyBudget.forThisProcess(maxValueBytes);
         this.loops = loops;
         this.tls = tls;
         this.tokens = tokens;
@@ -76,7 +78,8 @@ public final class HttpGateway {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
                 .childHandler(new GatewayChannelInitializer(
-                        BearerAuthentication.guard(tokens, router::route), inFlight, metering, maxValueBytes, channels, https));
+                        BearerAuthentication.guard(tokens, router::route), inFlight, metering, maxValueBytes, bodyBudget,
+                        channels, https));
         try {
             serverChannel = bootstrap.bind(bindAddress, port).sync().channel();
         } catch (Exception e) {

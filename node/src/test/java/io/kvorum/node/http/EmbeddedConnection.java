@@ -13,6 +13,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
@@ -36,8 +37,13 @@ final class EmbeddedConnection implements AutoCloseable {
     }
 
     EmbeddedConnection(Function<FullHttpRequest, Answer> router) {
+        this(router, new RequestBodyBudget(1L << 30));
+    }
+
+    /** A connection whose bodies count in {@code bodyBudget}, which other connections may share. */
+    EmbeddedConnection(Function<FullHttpRequest, Answer> router, RequestBodyBudget bodyBudget) {
         server = new EmbeddedChannel(new GatewayChannelInitializer(router, inFlight, RequestMetering.NONE, MAX_VALUE_BYTES,
-                new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), null));
+                bodyBudget, new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), null));
     }
 
     /** Bytes from the client, as they would arrive on the socket. */
@@ -74,6 +80,12 @@ final class EmbeddedConnection implements AutoCloseable {
     boolean isOpen() {
         server.runPendingTasks();
         return server.isOpen();
+    }
+
+    /** Moves the connection's clock (its scheduled tasks: timeouts) forward and runs what is due. */
+    void advanceTimeBy(long amount, TimeUnit unit) {
+        server.advanceTimeBy(amount, unit);
+        server.runScheduledPendingTasks();
     }
 
     /** The client goes away. */
