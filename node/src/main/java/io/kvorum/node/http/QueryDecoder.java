@@ -37,13 +37,19 @@ final class QueryDecoder {
             String rawValue = eq < 0 ? "" : segment.substring(eq + 1);
             byte[] nameBytes = percentDecode(rawName);
             byte[] value = percentDecode(rawValue);
-            params.add(new Param(utf8(nameBytes, "parameter name"), value));
-            utf8(value, "value of parameter '" + utf8(nameBytes, "parameter name") + "'");
+            String name = utf8(nameBytes, "parameter name");
+            if (!isAscii(value)) {
+                utf8(value, "value of parameter '" + name + "'"); // only to refuse one that is not UTF-8
+            }
+            params.add(new Param(name, value));
         }
         return params;
     }
 
     private static byte[] percentDecode(String s) {
+        if (s.indexOf('%') < 0 && s.indexOf('+') < 0) {
+            return s.getBytes(StandardCharsets.ISO_8859_1); // one char per byte, as Netty read them
+        }
         byte[] out = new byte[s.length()];
         int n = 0;
         for (int i = 0; i < s.length(); i++) {
@@ -71,6 +77,9 @@ final class QueryDecoder {
     }
 
     private static String utf8(byte[] bytes, String what) {
+        if (isAscii(bytes)) {
+            return new String(bytes, StandardCharsets.ISO_8859_1); // the usual case, without a decoder
+        }
         try {
             return StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
@@ -80,5 +89,14 @@ final class QueryDecoder {
         } catch (CharacterCodingException e) {
             throw new BadRequestException(what + " is not valid UTF-8");
         }
+    }
+
+    private static boolean isAscii(byte[] bytes) {
+        for (byte b : bytes) {
+            if (b < 0) {
+                return false;
+            }
+        }
+        return true;
     }
 }
