@@ -5,6 +5,7 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.function.Function;
 
@@ -33,18 +34,27 @@ final class BearerAuthentication implements Function<FullHttpRequest, Answer> {
 
     @Override
     public Answer apply(FullHttpRequest request) {
-        if (isOpen(request) || tokens.accepts(request.headers().get(HttpHeaderNames.AUTHORIZATION))) {
+        if (admits(tokens, request)) {
             return router.apply(request);
         }
         return Answer.now(unauthorized(request.headers().contains(HttpHeaderNames.AUTHORIZATION)));
     }
 
-    private static boolean isOpen(FullHttpRequest request) {
+    /**
+     * Whether {@code request} may go on, from its headers alone: {@code tokens} is null (an open
+     * node), the request is open to all, or it carries a valid token. The gateway also asks this
+     * of a request's headers before reading its body ({@link BodyAdmissionHandler}).
+     */
+    static boolean admits(BearerTokens tokens, HttpRequest request) {
+        return tokens == null || isOpen(request) || tokens.accepts(request.headers().get(HttpHeaderNames.AUTHORIZATION));
+    }
+
+    private static boolean isOpen(HttpRequest request) {
         return request.method().equals(HttpMethod.GET)
                 && RequestRouter.pathOf(RequestRouter.originForm(request.uri())).equals("/v0/status");
     }
 
-    private static FullHttpResponse unauthorized(boolean tokenPresented) {
+    static FullHttpResponse unauthorized(boolean tokenPresented) {
         FullHttpResponse response = Responses.text(HttpResponseStatus.UNAUTHORIZED, tokenPresented
                 ? "the bearer token is not valid"
                 : "authentication required: send 'Authorization: Bearer <token>'");

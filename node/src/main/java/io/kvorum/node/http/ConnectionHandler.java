@@ -25,9 +25,9 @@ import org.slf4j.LoggerFactory;
  * The last stage of the HTTP pipeline, one per connection: answers its requests one at a time, in
  * the order they arrived (HTTP/1.1 pipelining), each with what the router makes of it, and after
  * each answer keeps the connection open or closes it, as the request asked. A request that failed
- * to decode is answered here in its turn (400, 413, 414, 431, or 503 past the
- * {@link RequestBodyBudget}); after any such failure but a body over the limit, the connection
- * closes, since the rest of the stream cannot be trusted.
+ * to decode is answered here in its turn (400, 413, 414, 431; 401 or 503 for a body that
+ * {@link BodyAdmissionHandler} would not read); after any such failure but a body over the limit,
+ * the connection closes, since the rest of the stream cannot be trusted.
  *
  * <p>Threading: every field is confined to the channel's event loop, and nothing here blocks:
  * answers that complete on other threads (storage, transport) are written back on the event loop.
@@ -158,6 +158,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         if (cause instanceof BodyBudgetExhaustedException) {
             return Responses.overloaded(cause.getMessage());
+        }
+        if (cause instanceof UnauthenticatedBodyException unauthenticated) {
+            return BearerAuthentication.unauthorized(unauthenticated.tokenPresented());
         }
         if (cause instanceof TooLongHttpLineException) {
             return Responses.text(HttpResponseStatus.REQUEST_URI_TOO_LONG, "request line too long");

@@ -1,5 +1,6 @@
 package io.kvorum.node.http;
 
+import io.kvorum.node.security.BearerTokens;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -38,9 +39,9 @@ import java.util.function.Function;
  *   <li>{@code codec}: Netty's HTTP/1.1 parser and encoder, with limits on the request line and
  *       headers;</li>
  *   <li>{@code keep-alive}: HTTP/1.1 persistent connections;</li>
- *   <li>{@code body-budget}: holds the bodies of all connections to one {@link RequestBodyBudget},
- *       refusing a request (503) before its body is read when it does not fit, and closes a
- *       connection whose body does not arrive in time ({@link BodyBudgetHandler});</li>
+ *   <li>{@code body-admission}: refuses a body before it is read when it has no valid bearer token
+ *       (401) or does not fit the {@link RequestBodyBudget} of all connections (503), and closes a
+ *       connection whose body does not arrive in time ({@link BodyAdmissionHandler});</li>
  *   <li>{@code aggregator}: assembles the body up to {@code --max-value-bytes}, refusing a larger
  *       one from the Content-Length before buffering it (the connection handler answers 413 in turn);</li>
  *   <li>{@code connection}: answers the requests in order, as the {@link RequestRouter} decides
@@ -59,6 +60,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
     private final RequestMetering metering;
     private final int maxValueBytes;
     private final RequestBodyBudget bodyBudget;
+    private final BearerTokens tokens;
     private final ChannelGroup openChannels;
     private final SslContext tls;
 
@@ -66,17 +68,19 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
      * @param router       what answers each request ({@link RequestRouter#route} but in tests)
      * @param metering     counts the client operations answered
      * @param bodyBudget   the bytes of request bodies all connections may hold at once
+     * @param tokens       the bearer tokens the node asks for, or null for none: a body without one is not read
      * @param openChannels every accepted connection is added here, so shutdown can close them
      * @param tls          the HTTPS context, or null to serve plain HTTP
      */
     GatewayChannelInitializer(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight,
                               RequestMetering metering, int maxValueBytes, RequestBodyBudget bodyBudget,
-                              ChannelGroup openChannels, SslContext tls) {
+                              BearerTokens tokens, ChannelGroup openChannels, SslContext tls) {
         this.router = router;
         this.inFlight = inFlight;
         this.metering = metering;
         this.maxValueBytes = maxValueBytes;
         this.bodyBudget = bodyBudget;
+        this.tokens = tokens;
         this.openChannels = openChannels;
         this.tls = tls;
     }
@@ -96,7 +100,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
         });
         p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, MAX_CHUNK_BYTES));
         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
-        p.addLast("body-budget", new BodyBudgetHandler(bodyBudget, maxValueBytes));
+        p.addLast("body-admission", new BodyAdmissionHandler(bodyBudget, maxValueBytes, tokens));
         p.addLast("aggregator", new BodyLimit(maxValueBytes, metering));
         p.addLast("connection", new ConnectionHandler(router, inFlight, metering));
     }

@@ -79,7 +79,7 @@ public final class HttpGateway {
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
                 .childHandler(new GatewayChannelInitializer(
                         BearerAuthentication.guard(tokens, router::route), inFlight, metering, maxValueBytes, bodyBudget,
-                        channels, https));
+                        tokens, channels, https));
         try {
             serverChannel = bootstrap.bind(bindAddress, port).sync().channel();
         } catch (Exception e) {

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * connection holds at most a body or two ({@code --max-value-bytes} each); without a bound over
  * all of them, enough clients sending large bodies slowly (or never finishing them) would fill
  * the node's memory and fail everybody's requests. Past the bound, a request is answered 503
- * before its body is read ({@link BodyBudgetHandler}).
+ * before its body is read ({@link BodyAdmissionHandler}).
  *
  * <p>Thread-safe, lock-free: connections on every event loop share one.
  */

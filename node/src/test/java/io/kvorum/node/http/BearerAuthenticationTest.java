@@ -81,4 +81,39 @@ class BearerAuthenticationTest {
         assertThat(connection.responses()).extracting(Reply::status).containsExactly(200, 200, 200, 401, 401);
         assertThat(routed).containsExactly("PUT /v0/entity?id=k", "GET /v0/status", "GET /v0/status?verbose=1");
     }
+
+    /** A connection as the gateway builds it on a node that asks for tokens: gated before the body too. */
+    private EmbeddedConnection gatewayConnection(RequestBodyBudget budget) throws Exception {
+        return new EmbeddedConnection(this::route, budget, BearerTokens.load(dir.resolve("tokens")));
+    }
+
+    @Test
+    void aBodyWithoutAValidTokenIsRefusedBeforeItIsRead() throws Exception {
+        RequestBodyBudget budget = new RequestBodyBudget(1 << 20);
+        try (EmbeddedConnection gateway = gatewayConnection(budget)) {
+            gateway.send("PUT /v0/entity?id=k HTTP/1.1\r\n" + HOST + "Authorization: Bearer wrong\r\n"
+                    + "Content-Length: 1000\r\n\r\n");
+
+            Reply refused = gateway.response();
+            assertThat(refused.status()).as("answered with the body still unsent").isEqualTo(401);
+            assertThat(refused.headers().get(HttpHeaderNames.WWW_AUTHENTICATE))
+                    .isEqualTo("Bearer realm=\"kvorum\", error=\"invalid_token\"");
+            assertThat(gateway.isOpen()).isFalse();
+            assertThat(budget.held()).isZero();
+            assertThat(routed).isEmpty();
+        }
+    }
+
+    @Test
+    void withATokenABodyIsReadAndWithoutABodyTheGateAnswersAndKeepsTheConnection() throws Exception {
+        try (EmbeddedConnection gateway = gatewayConnection(new RequestBodyBudget(1 << 20))) {
+            gateway.send(request("GET", "/v0/entity?id=k", null));
+            assertThat(gateway.response().status()).isEqualTo(401);
+            assertThat(gateway.isOpen()).isTrue();
+
+            gateway.send(request("PUT", "/v0/entity?id=k", "Bearer " + TOKEN));
+            assertThat(gateway.response().status()).isEqualTo(200);
+            assertThat(routed).containsExactly("PUT /v0/entity?id=k");
+        }
+    }
 }

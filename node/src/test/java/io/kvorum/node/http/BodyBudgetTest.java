@@ -19,7 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The gateway-wide bound on request bodies ({@link RequestBodyBudget}, {@link BodyBudgetHandler})
+ * The gateway-wide bound on request bodies ({@link RequestBodyBudget}, {@link BodyAdmissionHandler})
  * through the real pipeline: two connections share a budget of 1,500 bytes. A body is held from
  * its headers to its answer; a request whose body does not fit is answered 503 without its body
  * being read, and nothing it sent is lost or left held.
@@ -31,8 +31,8 @@ class BodyBudgetTest {
     private final RequestBodyBudget budget = new RequestBodyBudget(BUDGET);
     private final Map<String, CompletableFuture<FullHttpResponse>> pending = new HashMap<>();
     private final List<String> routedBodies = new ArrayList<>();
-    private final EmbeddedConnection first = new EmbeddedConnection(this::route, budget);
-    private final EmbeddedConnection second = new EmbeddedConnection(this::route, budget);
+    private final EmbeddedConnection first = new EmbeddedConnection(this::route, budget, null);
+    private final EmbeddedConnection second = new EmbeddedConnection(this::route, budget, null);
 
     /** Every request waits for {@link #answer} of its path; its body is remembered. */
     private Answer route(FullHttpRequest request) {
@@ -156,7 +156,7 @@ class BodyBudgetTest {
     @Test
     void aBodyThatStallsClosesItsConnectionAfterTheBodyTimeout() {
         first.send(putHead("/a", 600) + "x".repeat(10));
-        first.advanceTimeBy(BodyBudgetHandler.BODY_SECONDS - 1, TimeUnit.SECONDS);
+        first.advanceTimeBy(BodyAdmissionHandler.BODY_SECONDS - 1, TimeUnit.SECONDS);
         assertThat(first.isOpen()).isTrue();
 
         first.advanceTimeBy(2, TimeUnit.SECONDS);
@@ -167,9 +167,9 @@ class BodyBudgetTest {
     @Test
     void aBodyThatKeepsComingInTimeIsNotCutOff() {
         first.send(putHead("/a", 600) + "x".repeat(10));
-        first.advanceTimeBy(BodyBudgetHandler.BODY_SECONDS - 1, TimeUnit.SECONDS);
+        first.advanceTimeBy(BodyAdmissionHandler.BODY_SECONDS - 1, TimeUnit.SECONDS);
         first.send("x".repeat(590));
-        first.advanceTimeBy(BodyBudgetHandler.BODY_SECONDS, TimeUnit.SECONDS);
+        first.advanceTimeBy(BodyAdmissionHandler.BODY_SECONDS, TimeUnit.SECONDS);
 
         assertThat(first.isOpen()).isTrue();
         assertThat(routedBodies).containsExactly("x".repeat(600));

@@ -1,5 +1,6 @@
 package io.kvorum.node.http;
 
+import io.kvorum.node.security.BearerTokens;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -37,13 +38,17 @@ final class EmbeddedConnection implements AutoCloseable {
     }
 
     EmbeddedConnection(Function<FullHttpRequest, Answer> router) {
-        this(router, new RequestBodyBudget(1L << 30));
+        this(router, new RequestBodyBudget(1L << 30), null);
     }
 
-    /** A connection whose bodies count in {@code bodyBudget}, which other connections may share. */
-    EmbeddedConnection(Function<FullHttpRequest, Answer> router, RequestBodyBudget bodyBudget) {
-        server = new EmbeddedChannel(new GatewayChannelInitializer(router, inFlight, RequestMetering.NONE, MAX_VALUE_BYTES,
-                bodyBudget, new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), null));
+    /**
+     * A connection whose bodies count in {@code bodyBudget}, which other connections may share, on
+     * a node that asks for {@code tokens} (null: none; the router is then guarded as the gateway guards it).
+     */
+    EmbeddedConnection(Function<FullHttpRequest, Answer> router, RequestBodyBudget bodyBudget, BearerTokens tokens) {
+        server = new EmbeddedChannel(new GatewayChannelInitializer(BearerAuthentication.guard(tokens, router), inFlight,
+                RequestMetering.NONE, MAX_VALUE_BYTES, bodyBudget, tokens,
+                new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), null));
     }
 
     /** Bytes from the client, as they would arrive on the socket. */

@@ -1,12 +1,15 @@
 package io.kvorum.node.http;
 
+import io.kvorum.node.security.BearerTokens;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpStatusClass;
@@ -20,8 +23,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Holds one connection's request bodies to the gateway-wide {@link RequestBodyBudget}, and gives
- * each body a bounded time to arrive. It sits after the HTTP codec and before the aggregator.
+ * Decides from a request's headers whether its body is read at all, holds one connection's request
+ * bodies to the gateway-wide {@link RequestBodyBudget}, and gives each body a bounded time to
+ * arrive. It sits after the HTTP codec and before the aggregator.
+ *
+ * <p>On a node that asks for bearer tokens, a request with a body and without a valid token is
+ * answered {@code 401} before its body is read, and the connection is closed, the way a body
+ * that does not fit the budget is (below): a client without a token cannot make the node hold
+ * bodies. A request without a body goes on, and {@link BearerAuthentication} answers it.
  *
  * <p>Inbound: a request's headers reserve its declared {@code Content-Length}; a chunked body,
  * whose length is not known, reserves {@code --max-value-bytes}; a body declared over that limit
@@ -36,6 +45,12 @@ import org.slf4j.LoggerFactory;
  * back what the oldest unanswered request reserved. A connection that closes gives back all that
  * its requests still hold.
  *
+ * <p>A close while a body may still be coming (after a refusal, or a 413 on a connection that
+ * does not stay open) lingers: the node stops sending, then reads what the client still sends,
+ * dropping it, for up to {@value #LINGER_SECONDS} s before it closes. Closing at once, with the
+ * body's bytes unread in the socket, would make the kernel reset the connection, and a reset can
+ * destroy the answer before the client reads it.
+ *
  * <p>A body must arrive within {@value #BODY_SECONDS} s of its headers, or the connection is closed:
  * a client that starts a body and stalls holds its reservation that long at most. The clock
  * starts only for a body that did not come in the same read as its headers (the usual case costs
@@ -44,24 +59,30 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threading: the channel's event loop only, but for the shared budget.
  */
-final class BodyBudgetHandler extends ChannelDuplexHandler {
+final class BodyAdmissionHandler extends ChannelDuplexHandler {
 
     private static final Logger log = LoggerFactory.getLogger(HttpGateway.class);
     static final int BODY_SECONDS = 60;
+    static final int LINGER_SECONDS = 2;
 
     private final RequestBodyBudget budget;
     private final int maxValueBytes;
+    private final BearerTokens tokens;
     /** What each request not yet answered reserved, oldest first. */
     private final ArrayDeque<Long> reserved = new ArrayDeque<>();
     /** After a refusal: everything read is dropped until the connection closes. */
     private boolean refusing;
+    /** The close after a refusal has begun: output shut, the real close scheduled. */
+    private boolean lingering;
     /** A request's headers have passed and its last content has not. */
     private boolean awaitingBody;
     private ScheduledFuture<?> bodyDeadline;
 
-    BodyBudgetHandler(RequestBodyBudget budget, int maxValueBytes) {
+    /** @param tokens the bearer tokens the node asks for, or null for none */
+    BodyAdmissionHandler(RequestBodyBudget budget, int maxValueBytes, BearerTokens tokens) {
         this.budget = budget;
         this.maxValueBytes = maxValueBytes;
+        this.tokens = tokens;
     }
 
     @Override
@@ -71,9 +92,14 @@ final class BodyBudgetHandler extends ChannelDuplexHandler {
             return;
         }
         if (msg instanceof HttpRequest request) {
+            if (tokens != null && carriesBody(request) && !BearerAuthentication.admits(tokens, request)) {
+                refuse(ctx, request, new UnauthenticatedBodyException(
+                        request.headers().contains(HttpHeaderNames.AUTHORIZATION)));
+                return;
+            }
             long bytes = reservationFor(request);
             if (!budget.tryReserve(bytes)) {
-                refuse(ctx, request);
+                refuse(ctx, request, new BodyBudgetExhaustedException(budget.limit()));
                 return;
             }
             reserved.add(bytes);
@@ -108,6 +134,23 @@ final class BodyBudgetHandler extends ChannelDuplexHandler {
     }
 
     @Override
+    public void close(ChannelHandlerContext ctx, ChannelPromise promise) {
+        if (lingering) {
+            // Another stage closing too (keep-alive after the answer): done when the lingering close is.
+            ctx.channel().closeFuture().addListener(closed -> promise.trySuccess());
+            return;
+        }
+        boolean bodyStillComing = refusing || awaitingBody;
+        if (!bodyStillComing || !(ctx.channel() instanceof DuplexChannel channel) || !channel.isActive()) {
+            ctx.close(promise);
+            return;
+        }
+        lingering = true;
+        channel.shutdownOutput().addListener(shut -> ctx.executor().schedule(
+                () -> ctx.close(promise), shut.isSuccess() ? LINGER_SECONDS : 0, TimeUnit.SECONDS));
+    }
+
+    @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         releaseAll();
         super.channelInactive(ctx);
@@ -119,22 +162,34 @@ final class BodyBudgetHandler extends ChannelDuplexHandler {
     }
 
     private long reservationFor(HttpRequest request) {
-        if (request.decoderResult().isFailure() || request instanceof FullHttpRequest) {
-            return 0; // answered without a body read (400 and the like), or already whole
-        }
         if (HttpUtil.isTransferEncodingChunked(request)) {
             return maxValueBytes;
         }
-        long declared;
+        long declared = declaredLength(request);
+        return declared > maxValueBytes ? 0 : declared; // the aggregator refuses one over the limit (413), unread
+    }
+
+    /** Whether a body follows these headers. */
+    private static boolean carriesBody(HttpRequest request) {
+        return HttpUtil.isTransferEncodingChunked(request) || declaredLength(request) > 0;
+    }
+
+    /**
+     * The body's {@code Content-Length}; 0 for none, for a request answered without reading a body
+     * (one that failed to decode: 400 and the like), or for one already whole.
+     */
+    private static long declaredLength(HttpRequest request) {
+        if (request.decoderResult().isFailure() || request instanceof FullHttpRequest) {
+            return 0;
+        }
         try {
-            declared = HttpUtil.getContentLength(request, 0L);
+            return Math.max(0, HttpUtil.getContentLength(request, 0L));
         } catch (NumberFormatException e) {
             return 0; // the aggregator refuses it
         }
-        return declared > maxValueBytes || declared < 0 ? 0 : declared;
     }
 
-    private void refuse(ChannelHandlerContext ctx, HttpRequest request) {
+    private void refuse(ChannelHandlerContext ctx, HttpRequest request, RuntimeException why) {
         refusing = true;
         awaitingBody = false;
         cancelDeadline();
@@ -142,7 +197,7 @@ final class BodyBudgetHandler extends ChannelDuplexHandler {
         FullHttpRequest refused = new DefaultFullHttpRequest(request.protocolVersion(), request.method(), request.uri(),
                 Unpooled.EMPTY_BUFFER);
         HttpUtil.setKeepAlive(refused, false);
-        refused.setDecoderResult(DecoderResult.failure(new BodyBudgetExhaustedException(budget.limit())));
+        refused.setDecoderResult(DecoderResult.failure(why));
         ReferenceCountUtil.release(request);
         ctx.fireChannelRead(refused);
     }
