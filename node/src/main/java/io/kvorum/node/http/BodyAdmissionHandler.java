@@ -72,7 +72,7 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
     private final ArrayDeque<Long> reserved = new ArrayDeque<>();
     /** After a refusal: everything read is dropped until the connection closes. */
     private boolean refusing;
-    /** The close after a refusal has begun: output shut, the real close scheduled. */
+    /** A lingering close has begun: output shut, reading on, the real close scheduled. */
     private boolean lingering;
     /** A request's headers have passed and its last content has not. */
     private boolean awaitingBody;
@@ -146,6 +146,10 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
             return;
         }
         lingering = true;
+        refusing = true; // nothing read from now on is a request to answer
+        awaitingBody = false;
+        cancelDeadline();
+        channel.config().setAutoRead(true); // the connection handler may have paused reading
         channel.shutdownOutput().addListener(shut -> ctx.executor().schedule(
                 () -> ctx.close(promise), shut.isSuccess() ? LINGER_SECONDS : 0, TimeUnit.SECONDS));
     }
@@ -162,6 +166,9 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
     }
 
     private long reservationFor(HttpRequest request) {
+        if (!carriesBody(request)) {
+            return 0;
+        }
         if (HttpUtil.isTransferEncodingChunked(request)) {
             return maxValueBytes;
         }
@@ -169,19 +176,19 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
         return declared > maxValueBytes ? 0 : declared; // the aggregator refuses one over the limit (413), unread
     }
 
-    /** Whether a body follows these headers. */
+    /**
+     * Whether a body follows these headers: not for a request answered without reading one (it
+     * failed to decode: 400 and the like), nor for one already whole.
+     */
     private static boolean carriesBody(HttpRequest request) {
+        if (request.decoderResult().isFailure() || request instanceof FullHttpRequest) {
+            return false;
+        }
         return HttpUtil.isTransferEncodingChunked(request) || declaredLength(request) > 0;
     }
 
-    /**
-     * The body's {@code Content-Length}; 0 for none, for a request answered without reading a body
-     * (one that failed to decode: 400 and the like), or for one already whole.
-     */
+    /** The body's {@code Content-Length}, 0 if none. */
     private static long declaredLength(HttpRequest request) {
-        if (request.decoderResult().isFailure() || request instanceof FullHttpRequest) {
-            return 0;
-        }
         try {
             return Math.max(0, HttpUtil.getContentLength(request, 0L));
         } catch (NumberFormatException e) {

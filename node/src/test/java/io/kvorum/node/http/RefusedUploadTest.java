@@ -63,6 +63,22 @@ class RefusedUploadTest {
         }
     }
 
+    @Test
+    void aRequestPipelinedBehindARefusedBodyIsNeverServed() throws Exception {
+        try (TestNode node = TestNode.start(dir.resolve("data"), Map.of(NodeOption.MAX_VALUE_BYTES, "1000"))) {
+            try (RawHttp client = RawHttp.connect(node.address())) {
+                client.write("PUT /v0/entity?id=big HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                        + "Content-Length: " + BODY_BYTES + "\r\n\r\n");
+                client.write(body());
+                client.write("PUT /v0/entity?id=behind HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nvalue");
+
+                assertThat(client.readResponse().status()).isEqualTo(413);
+                assertThat(client.closedByPeer()).isTrue();
+            }
+            assertThat(node.get("/v0/entity?id=behind").statusCode()).as("the connection was closing").isEqualTo(404);
+        }
+    }
+
     private static byte[] body() {
         byte[] body = new byte[BODY_BYTES];
         Arrays.fill(body, (byte) 'x');
