@@ -4,6 +4,7 @@ import io.kvorum.node.security.BearerTokens;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.DecoderResult;
@@ -51,18 +52,19 @@ import org.slf4j.LoggerFactory;
  * body's bytes unread in the socket, would make the kernel reset the connection, and a reset can
  * destroy the answer before the client reads it.
  *
- * <p>A body must arrive within {@value #BODY_SECONDS} s of its headers, or the connection is closed:
- * a client that starts a body and stalls holds its reservation that long at most. The clock
- * starts only for a body that did not come in the same read as its headers (the usual case costs
- * no timer), and a body that waits because this node stopped reading (an earlier request on the
- * connection is still in progress) is given more time.
+ * <p>A request must arrive whole, headers and body, within {@value #REQUEST_SECONDS} s of a read
+ * that left it incomplete, or the connection is closed: a client that starts a request and stalls
+ * holds its reservation, or the codec's buffer of its headers (up to 32 KiB), that long at most.
+ * The bytes are noticed by {@link #arrivals}, a stage before the codec. A request that comes in
+ * one read costs no timer, and one that waits because this node stopped reading (an earlier
+ * request on the connection is still in progress) is given more time.
  *
  * <p>Threading: the channel's event loop only, but for the shared budget.
  */
 final class BodyAdmissionHandler extends ChannelDuplexHandler {
 
     private static final Logger log = LoggerFactory.getLogger(HttpGateway.class);
-    static final int BODY_SECONDS = 60;
+    static final int REQUEST_SECONDS = 60;
     static final int LINGER_SECONDS = 2;
 
     private final RequestBodyBudget budget;
@@ -76,7 +78,9 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
     private boolean lingering;
     /** A request's headers have passed and its last content has not. */
     private boolean awaitingBody;
-    private ScheduledFuture<?> bodyDeadline;
+    /** Bytes came in that the codec has not turned into anything yet: an incomplete request head. */
+    private boolean unparsedBytes;
+    private ScheduledFuture<?> requestDeadline;
 
     /** @param tokens the bearer tokens the node asks for, or null for none */
     BodyAdmissionHandler(RequestBodyBudget budget, int maxValueBytes, BearerTokens tokens) {
@@ -85,8 +89,20 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
         this.tokens = tokens;
     }
 
+    /** The stage to put before the codec, so that this one knows when bytes came in. One per connection. */
+    ChannelInboundHandlerAdapter arrivals() {
+        return new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                unparsedBytes = true;
+                ctx.fireChannelRead(msg);
+            }
+        };
+    }
+
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        unparsedBytes = false;
         if (refusing) {
             ReferenceCountUtil.release(msg);
             return;
@@ -114,8 +130,8 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        if (awaitingBody && bodyDeadline == null) {
-            armDeadline(ctx, BODY_SECONDS);
+        if (incomplete() && requestDeadline == null) {
+            armDeadline(ctx);
         }
         ctx.fireChannelReadComplete();
     }
@@ -209,26 +225,31 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
         ctx.fireChannelRead(refused);
     }
 
-    private void armDeadline(ChannelHandlerContext ctx, long seconds) {
-        bodyDeadline = ctx.executor().schedule(() -> {
-            bodyDeadline = null;
-            if (!awaitingBody || !ctx.channel().isActive()) {
+    /** A request has begun to arrive and is not whole yet. */
+    private boolean incomplete() {
+        return !refusing && (awaitingBody || unparsedBytes);
+    }
+
+    private void armDeadline(ChannelHandlerContext ctx) {
+        requestDeadline = ctx.executor().schedule(() -> {
+            requestDeadline = null;
+            if (!incomplete() || !ctx.channel().isActive()) {
                 return;
             }
             if (!ctx.channel().config().isAutoRead()) {
-                armDeadline(ctx, BODY_SECONDS); // this node stopped reading, not the client sending
+                armDeadline(ctx); // this node stopped reading, not the client sending
                 return;
             }
-            log.debug("closing connection {}: a request body did not arrive within {} s",
-                    ctx.channel().remoteAddress(), BODY_SECONDS);
+            log.debug("closing connection {}: a request did not arrive whole within {} s",
+                    ctx.channel().remoteAddress(), REQUEST_SECONDS);
             ctx.close();
-        }, seconds, TimeUnit.SECONDS);
+        }, REQUEST_SECONDS, TimeUnit.SECONDS);
     }
 
     private void cancelDeadline() {
-        if (bodyDeadline != null) {
-            bodyDeadline.cancel(false);
-            bodyDeadline = null;
+        if (requestDeadline != null) {
+            requestDeadline.cancel(false);
+            requestDeadline = null;
         }
     }
 

@@ -36,12 +36,14 @@ import java.util.function.Function;
  *       but a TLS handshake reaches the stages after it; a plain-HTTP client is disconnected;</li>
  *   <li>{@code idle}: closes connections that have been silent for {@value #IDLE_SECONDS} s
  *       (slow or abandoned clients hold no resources forever);</li>
+ *   <li>{@code arrivals}: tells {@code body-admission} that bytes came in, so that a request head
+ *       that stalls half-sent is timed too;</li>
  *   <li>{@code codec}: Netty's HTTP/1.1 parser and encoder, with limits on the request line and
  *       headers;</li>
  *   <li>{@code keep-alive}: HTTP/1.1 persistent connections;</li>
  *   <li>{@code body-admission}: refuses a body before it is read when it has no valid bearer token
  *       (401) or does not fit the {@link RequestBodyBudget} of all connections (503), and closes a
- *       connection whose body does not arrive in time ({@link BodyAdmissionHandler});</li>
+ *       connection whose request does not arrive whole in time ({@link BodyAdmissionHandler});</li>
  *   <li>{@code aggregator}: assembles the body up to {@code --max-value-bytes}, refusing a larger
  *       one from the Content-Length before buffering it (the connection handler answers 413 in turn);</li>
  *   <li>{@code connection}: answers the requests in order, as the {@link RequestRouter} decides
@@ -98,9 +100,11 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
                 ctx.close();
             }
         });
+        BodyAdmissionHandler admission = new BodyAdmissionHandler(bodyBudget, maxValueBytes, tokens);
+        p.addLast("arrivals", admission.arrivals());
         p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, MAX_CHUNK_BYTES));
         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
-        p.addLast("body-admission", new BodyAdmissionHandler(bodyBudget, maxValueBytes, tokens));
+        p.addLast("body-admission", admission);
         p.addLast("aggregator", new BodyLimit(maxValueBytes, metering));
         p.addLast("connection", new ConnectionHandler(router, inFlight, metering));
     }

@@ -156,7 +156,7 @@ class BodyBudgetTest {
     @Test
     void aBodyThatStallsClosesItsConnectionAfterTheBodyTimeout() {
         first.send(putHead("/a", 600) + "x".repeat(10));
-        first.advanceTimeBy(BodyAdmissionHandler.BODY_SECONDS - 1, TimeUnit.SECONDS);
+        first.advanceTimeBy(BodyAdmissionHandler.REQUEST_SECONDS - 1, TimeUnit.SECONDS);
         assertThat(first.isOpen()).isTrue();
 
         first.advanceTimeBy(2, TimeUnit.SECONDS);
@@ -167,11 +167,31 @@ class BodyBudgetTest {
     @Test
     void aBodyThatKeepsComingInTimeIsNotCutOff() {
         first.send(putHead("/a", 600) + "x".repeat(10));
-        first.advanceTimeBy(BodyAdmissionHandler.BODY_SECONDS - 1, TimeUnit.SECONDS);
+        first.advanceTimeBy(BodyAdmissionHandler.REQUEST_SECONDS - 1, TimeUnit.SECONDS);
         first.send("x".repeat(590));
-        first.advanceTimeBy(BodyAdmissionHandler.BODY_SECONDS, TimeUnit.SECONDS);
+        first.advanceTimeBy(BodyAdmissionHandler.REQUEST_SECONDS, TimeUnit.SECONDS);
 
         assertThat(first.isOpen()).isTrue();
         assertThat(routedBodies).containsExactly("x".repeat(600));
+    }
+
+    @Test
+    void aRequestHeadThatStallsHalfSentClosesItsConnectionToo() {
+        first.send("PUT /v0/entity?id=k HTTP/1.1\r\n" + HOST + "Content-Len");
+        first.advanceTimeBy(BodyAdmissionHandler.REQUEST_SECONDS - 1, TimeUnit.SECONDS);
+        assertThat(first.isOpen()).isTrue();
+
+        first.advanceTimeBy(2, TimeUnit.SECONDS);
+        assertThat(first.isOpen()).isFalse();
+    }
+
+    @Test
+    void anIdleConnectionBetweenRequestsIsLeftToTheIdleTimeout() {
+        first.send("GET /g HTTP/1.1\r\n" + HOST + "\r\n");
+        answer("/g");
+        assertThat(first.response().status()).isEqualTo(201);
+
+        first.advanceTimeBy(3L * BodyAdmissionHandler.REQUEST_SECONDS, TimeUnit.SECONDS);
+        assertThat(first.isOpen()).isTrue();
     }
 }
