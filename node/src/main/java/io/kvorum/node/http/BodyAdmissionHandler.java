@@ -108,12 +108,14 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
             return;
         }
         if (msg instanceof HttpRequest request) {
-            if (tokens != null && carriesBody(request) && !BearerAuthentication.admits(tokens, request)) {
+            long body = bodyBytes(request);
+            if (tokens != null && body > 0 && !BearerAuthentication.admits(tokens, request)) {
                 refuse(ctx, request, new UnauthenticatedBodyException(
                         request.headers().contains(HttpHeaderNames.AUTHORIZATION)));
                 return;
             }
-            long bytes = reservationFor(request);
+            // A body over the limit reserves nothing: the aggregator refuses it (413) unread.
+            long bytes = body > maxValueBytes ? 0 : body;
             if (!budget.tryReserve(bytes)) {
                 refuse(ctx, request, new BodyBudgetExhaustedException(budget.limit()));
                 return;
@@ -181,30 +183,18 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
         releaseAll();
     }
 
-    private long reservationFor(HttpRequest request) {
-        if (!carriesBody(request)) {
+    /**
+     * The bytes of body that follow these headers: the declared {@code Content-Length}, or
+     * {@code --max-value-bytes} for a chunked body; 0 for none, for a request answered without
+     * reading one (it failed to decode: 400 and the like), and for one already whole.
+     */
+    private long bodyBytes(HttpRequest request) {
+        if (request.decoderResult().isFailure() || request instanceof FullHttpRequest) {
             return 0;
         }
         if (HttpUtil.isTransferEncodingChunked(request)) {
             return maxValueBytes;
         }
-        long declared = declaredLength(request);
-        return declared > maxValueBytes ? 0 : declared; // the aggregator refuses one over the limit (413), unread
-    }
-
-    /**
-     * Whether a body follows these headers: not for a request answered without reading one (it
-     * failed to decode: 400 and the like), nor for one already whole.
-     */
-    private static boolean carriesBody(HttpRequest request) {
-        if (request.decoderResult().isFailure() || request instanceof FullHttpRequest) {
-            return false;
-        }
-        return HttpUtil.isTransferEncodingChunked(request) || declaredLength(request) > 0;
-    }
-
-    /** The body's {@code Content-Length}, 0 if none. */
-    private static long declaredLength(HttpRequest request) {
         try {
             return Math.max(0, HttpUtil.getContentLength(request, 0L));
         } catch (NumberFormatException e) {
