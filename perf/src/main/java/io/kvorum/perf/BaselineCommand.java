@@ -6,6 +6,8 @@ import io.kvorum.perf.load.LoadSpec;
 import io.kvorum.perf.load.LoadTool;
 import io.kvorum.perf.load.Workload;
 import io.kvorum.perf.load.WrkOutput;
+import io.kvorum.perf.report.CpuMeter;
+import io.kvorum.perf.report.CpuUse;
 import io.kvorum.perf.report.GitInfo;
 import io.kvorum.perf.report.LatencyPlot;
 import io.kvorum.perf.report.MachineInfo;
@@ -122,6 +124,7 @@ abstract class BaselineCommand implements Callable<Integer> {
         WrkOutput output;
         LoadSpec load;
         String serverLine;
+        CpuUse cpu;
         try (BaselineServer server = start(runDir)) {
             serverLine = describe(server);
             // get.lua / put.lua: /v0/entity?id=keyN, as perf run's workloads; the server answers every request alike
@@ -132,10 +135,12 @@ abstract class BaselineCommand implements Callable<Integer> {
                 runner.run(load.withDuration(warmup), runDir.resolve("warmup.txt"));
             }
             err.printf("measuring: %s%n", load.shellLine(runner.tool()));
+            CpuMeter meter = CpuMeter.start(ProcessHandle.of(server.pid()).stream().toList());
             output = runner.run(load, runDir.resolve("wrk.txt"));
+            cpu = meter.stop();
         }
         RunResult result = RunResult.of(name, saturation ? RunResult.CLOSED_LOOP : RunResult.FIXED_RATE, server(), 0,
-                saturation ? 0 : rate, output, null, null, null);
+                saturation ? 0 : rate, output, null, null, null, cpu);
         result.write(runDir.resolve("result.json"));
         Files.writeString(runDir.resolve("latency.svg"), LatencyPlot.svg("Latency by percentile: " + name, List.of(result.series())),
                 StandardCharsets.UTF_8);
@@ -148,7 +153,8 @@ abstract class BaselineCommand implements Callable<Integer> {
                 + "- machine: " + machine.cpus() + " CPUs (" + machine.cpuModel() + "), " + machine.memory() + ", kernel " + machine.kernel() + "\n"
                 + "- load average before / after: " + loadBefore + " / " + MachineInfo.loadAverage() + "\n"
                 + "- " + server() + ": " + serverLine + "\n"
-                + "- load: `" + load.shellLine(runner.tool()) + "`\n\n"
+                + "- load: `" + load.shellLine(runner.tool()) + "`\n"
+                + "- CPU during the measured run: " + cpu.summary("the server", result.requests()) + "\n\n"
                 + "| requested | achieved | errors | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|\n"
                 + "| " + (saturation ? "closed loop" : Markdown.count(rate) + "/s") + " | " + Markdown.count(result.achievedRate())
                 + "/s | " + result.errors() + " | " + ms(result, "p50") + " | " + ms(result, "p90") + " | " + ms(result, "p99")

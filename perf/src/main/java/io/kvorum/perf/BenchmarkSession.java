@@ -8,6 +8,8 @@ import io.kvorum.perf.load.LoadTool;
 import io.kvorum.perf.load.Preloader;
 import io.kvorum.perf.load.WrkOutput;
 import io.kvorum.perf.profile.AsyncProfiler;
+import io.kvorum.perf.report.CpuMeter;
+import io.kvorum.perf.report.CpuUse;
 import io.kvorum.perf.report.GcLog;
 import io.kvorum.perf.report.NodeGc;
 import java.io.IOException;
@@ -25,6 +27,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -45,6 +48,7 @@ final class BenchmarkSession implements AutoCloseable {
     private final PrintStream log;
     private Preloader.Result preload;
     private GcLog.Window lastWindow;
+    private CpuUse lastCpu;
 
     private BenchmarkSession(LoadOptions options, ClusterSecurity security, Path runDir, LocalCluster cluster, URI target,
                              PrintStream log) {
@@ -172,13 +176,22 @@ final class BenchmarkSession implements AutoCloseable {
 
     /**
      * Runs {@code spec} as a measured run (a step of search, or within {@link #measure}) and records
-     * the wall-clock instants it ran between, the window whose GC pauses the report shows.
+     * the wall-clock instants it ran between, the window whose GC pauses the report shows, and the
+     * CPU time the nodes spent meanwhile.
      */
     WrkOutput timedRun(LoadRunner runner, LoadSpec spec, Path output) throws IOException, InterruptedException {
+        CpuMeter cpu = cluster == null ? null : CpuMeter.start(cluster.ids().stream()
+                .map(id -> ProcessHandle.of(cluster.pid(id))).flatMap(Optional::stream).toList());
         Instant start = Instant.now();
         WrkOutput out = runner.run(spec, output);
         lastWindow = new GcLog.Window(start, Instant.now());
+        lastCpu = cpu == null ? null : cpu.stop();
         return out;
+    }
+
+    /** The nodes' CPU time during the last {@link #timedRun}, or null for a --url target or before one. */
+    CpuUse lastCpu() {
+        return lastCpu;
     }
 
     /** When the last {@link #timedRun} (or {@link #measure}) ran, or null before one. */

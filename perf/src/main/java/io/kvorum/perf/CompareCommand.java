@@ -68,6 +68,12 @@ final class CompareCommand implements Callable<Integer> {
         return r.gcMeasuredKnown() || Double.isNaN(r.gcMaxPauseOfN1()) ? ms : ms + " (whole run)";
     }
 
+    /** The servers' CPU time per request, "17.5 µs", or "–" when the run did not measure it. */
+    static String cpuPerRequest(RunResult r) {
+        double micros = r.serverCpuMicrosPerRequest();
+        return Double.isNaN(micros) ? "–" : String.format(Locale.ROOT, "%.1f µs", micros);
+    }
+
     /**
      * What each run is called in the report: its label, unless another run has the same label (two
      * builds or settings measured with the same workload, nodes and rate), then the label and its
@@ -107,12 +113,14 @@ final class CompareCommand implements Callable<Integer> {
                     r.requestedRate() > 0 ? Markdown.count(r.requestedRate()) : "saturation", Markdown.count(r.achievedRate()),
                     Markdown.ms(r.percentilesMs().get("p50")), Markdown.ms(r.percentilesMs().get("p99")),
                     Markdown.ms(r.percentilesMs().get("p99.9")), Markdown.ms(r.maxMs()), Long.toString(r.errors()),
-                    gcMaxPause(r)));
+                    gcMaxPause(r), cpuPerRequest(r)));
         }
-        md.append(Markdown.table(List.of("label", "mode", "rate", "achieved", "p50", "p99", "p99.9", "max", "errors", "GC max pause"),
-                rows)).append('\n');
+        md.append(Markdown.table(List.of("label", "mode", "rate", "achieved", "p50", "p99", "p99.9", "max", "errors", "GC max pause",
+                "server CPU / request"), rows)).append('\n');
         md.append("GC max pause: the longest pause of n1 during the measured run; \"(whole run)\" marks an older run "
-                + "whose GC log covers start, preload and warm-up too.\n\n");
+                + "whose GC log covers start, preload and warm-up too. Server CPU / request: the CPU time of every node "
+                + "(or of the baseline server and its workers) during the measured run, divided by the requests answered; "
+                + "at a fixed rate it is the steadiest figure of what a change costs.\n\n");
         md.append("![latency by percentile](latency.svg)\n\n");
 
         md.append("## Top frames that changed (self time, n1, vs ").append(names.get(0)).append(")\n\n");

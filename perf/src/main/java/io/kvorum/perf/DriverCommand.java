@@ -132,7 +132,7 @@ final class DriverCommand implements Callable<Integer> {
             driverGc = session.gc(driverWindow);
             driverResult = write(label + "-driver", RunResult.of(label + "-driver", "closed-loop, the Java driver from one JVM",
                     options.workload.name().toLowerCase(), options.nodes, 0, DriverOutput.of(measured), driverGc, driverWindow,
-                    null), driverDir);
+                    null, null), driverDir);
             if (!measured.failures().isEmpty()) {
                 err.println("driver failures: " + measured.failures());
             }
@@ -142,7 +142,8 @@ final class DriverCommand implements Callable<Integer> {
                 WrkOutput out = session.timedRun(runner, wrkSpec, wrkDir.resolve("wrk.txt"));
                 wrkGc = session.gc(session.lastWindow());
                 wrkResult = write(label + "-wrk", RunResult.of(label + "-wrk", RunResult.CLOSED_LOOP,
-                        options.workload.name().toLowerCase(), options.nodes, 0, out, wrkGc, session.lastWindow(), null), wrkDir);
+                        options.workload.name().toLowerCase(), options.nodes, 0, out, wrkGc, session.lastWindow(), null,
+                        session.lastCpu()), wrkDir);
             }
             nodeCommands = session.nodeCommands();
             preload = session.preload().summary();

@@ -10,6 +10,7 @@ import io.kvorum.perf.metrics.MetricsReport;
 import io.kvorum.perf.metrics.MetricsScraper;
 import io.kvorum.perf.metrics.ScrapeLog;
 import io.kvorum.perf.profile.AsyncProfiler;
+import io.kvorum.perf.report.CpuUse;
 import io.kvorum.perf.report.GcLog;
 import io.kvorum.perf.report.GitInfo;
 import io.kvorum.perf.report.LatencyPlot;
@@ -94,6 +95,7 @@ final class RunCommand implements Callable<Integer> {
         List<String> nodeCommands;
         List<NodeGc> gc;
         GcLog.Window window;
+        CpuUse cpu;
         Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
         Preloader.Result preload;
         ScrapeLog scrapes;
@@ -117,12 +119,13 @@ final class RunCommand implements Callable<Integer> {
             nodeCommands = session.nodeCommands();
             preload = session.preload();
             window = session.lastWindow();
+            cpu = session.lastCpu();
             gc = session.gc(window);
         }
         RunResult result = RunResult.of(label, saturation ? RunResult.CLOSED_LOOP : RunResult.FIXED_RATE,
                 options.workload.name().toLowerCase(), options.url != null ? 0 : options.nodes, saturation ? 0 : rate, output,
                 gc, window,
-                profiles.get(0).files().contains(AsyncProfiler.CPU_COLLAPSED) ? AsyncProfiler.CPU_COLLAPSED : null);
+                profiles.get(0).files().contains(AsyncProfiler.CPU_COLLAPSED) ? AsyncProfiler.CPU_COLLAPSED : null, cpu);
         result.write(runDir.resolve("result.json"));
         Files.writeString(runDir.resolve("latency.svg"),
                 LatencyPlot.svg("Latency by percentile: " + label, List.of(result.series())), StandardCharsets.UTF_8);

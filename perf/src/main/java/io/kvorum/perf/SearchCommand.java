@@ -7,6 +7,7 @@ import io.kvorum.perf.load.LoadTool;
 import io.kvorum.perf.load.Preloader;
 import io.kvorum.perf.load.WrkOutput;
 import io.kvorum.perf.profile.AsyncProfiler;
+import io.kvorum.perf.report.CpuUse;
 import io.kvorum.perf.report.GcLog;
 import io.kvorum.perf.report.GitInfo;
 import io.kvorum.perf.report.LatencyPlot;
@@ -88,6 +89,7 @@ final class SearchCommand implements Callable<Integer> {
         RateSearch search = new RateSearch(p99Bound.toNanos() / 1e6, maxRate, maxSteps);
         Map<Integer, WrkOutput> outputs = new HashMap<>();
         Map<Integer, GcLog.Window> windows = new HashMap<>();
+        Map<Integer, CpuUse> cpus = new HashMap<>();
         List<BenchmarkSession.Profile> profiles = new ArrayList<>();
         RateSearch.Outcome outcome;
         WrkOutput shown;
@@ -96,6 +98,7 @@ final class SearchCommand implements Callable<Integer> {
         List<String> nodeCommands;
         List<NodeGc> gc;
         GcLog.Window window;
+        CpuUse cpu;
         Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
         Preloader.Result preload;
         ClusterSecurity security = ClusterSecurity.create(runDir, options.tls, options.token);
@@ -112,6 +115,7 @@ final class SearchCommand implements Callable<Integer> {
                         runDir.resolve(String.format(Locale.ROOT, "step-%06d.txt", rate)));
                 outputs.put(rate, out);
                 windows.put(rate, session.lastWindow());
+                cpus.put(rate, session.lastCpu());
                 return new RateSearch.Step(rate, out.requestsPerSec(), out.latencyAt(50).orElse(Double.NaN),
                         out.latencyAt(99).orElse(Double.NaN), out.errors(), false);
             }, step -> System.out.printf(Locale.ROOT, "%-8d %10d %10.0f %10s %10s %8d  %s%n", outputsSize(outputs), step.rate(),
@@ -124,9 +128,11 @@ final class SearchCommand implements Callable<Integer> {
                 err.printf("profiling one more step at the answer, %,d req/s ...%n", answer);
                 shown = session.measure(runner, shownSpec, runDir.resolve("wrk.txt"), options.profileEvents(), profiles);
                 window = session.lastWindow();
+                cpu = session.lastCpu();
             } else {
                 shown = outputs.get(shownRate);
                 window = windows.get(shownRate);
+                cpu = cpus.get(shownRate);
                 profiles.add(new BenchmarkSession.Profile("Not profiled (" + (answer == 0 ? "no step passed" : "--profile none") + ").", List.of()));
             }
             statuses = session.statuses();
@@ -136,12 +142,12 @@ final class SearchCommand implements Callable<Integer> {
         }
         RunResult result = RunResult.of(label, RunResult.FIXED_RATE, options.workload.name().toLowerCase(Locale.ROOT),
                 options.url != null ? 0 : options.nodes, shownSpec.rate(), shown, gc, window,
-                profiles.get(0).files().contains(AsyncProfiler.CPU_COLLAPSED) ? AsyncProfiler.CPU_COLLAPSED : null);
+                profiles.get(0).files().contains(AsyncProfiler.CPU_COLLAPSED) ? AsyncProfiler.CPU_COLLAPSED : null, cpu);
         result.write(runDir.resolve("result.json"));
         List<LatencyPlot.Series> series = new ArrayList<>();
         for (RateSearch.Step step : outcome.steps()) {
             series.add(RunResult.of(step.rate() + " req/s" + (step.passed() ? "" : " (fail)"), RunResult.FIXED_RATE, "", 0,
-                    step.rate(), outputs.get(step.rate()), null, null, null).series());
+                    step.rate(), outputs.get(step.rate()), null, null, null, null).series());
         }
         Files.writeString(runDir.resolve("latency.svg"), LatencyPlot.svg("Latency by percentile per step: " + label, series),
                 StandardCharsets.UTF_8);

@@ -3,6 +3,7 @@ package io.kvorum.perf;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.perf.profile.AsyncProfiler;
+import io.kvorum.perf.report.CpuUse;
 import io.kvorum.perf.report.FrameDiff;
 import io.kvorum.perf.report.RunResult;
 import java.nio.charset.StandardCharsets;
@@ -20,7 +21,7 @@ class CompareCommandTest {
 
     private static RunResult result(String label, String cpuCollapsed) {
         return new RunResult(label, RunResult.FIXED_RATE, "get", 1, 5000, 5000, 10, 50_000, 0, Map.of(200, 50_000L), 0,
-                Map.of("p50", 1.0, "p99", 2.0), 3.0, List.of(), Double.NaN, cpuCollapsed, null);
+                Map.of("p50", 1.0, "p99", 2.0), 3.0, List.of(), Double.NaN, cpuCollapsed, null, null);
     }
 
     @Test
@@ -66,9 +67,10 @@ class CompareCommandTest {
         RunResult.MeasuredGc n1 = new RunResult.MeasuredGc("G1", "1g", 60.0, 2, 182.399, 4.5, 4.5, List.of(), 213.997);
         RunResult.MeasuredGc n2 = new RunResult.MeasuredGc("G1", "1g", 60.0, 1, 30.0, 30.0, 30.0, List.of("at +1.000 s: GC(9) x 30ms"), 40);
         RunResult current = new RunResult("new", RunResult.FIXED_RATE, "get", 3, 5000, 5000, 60, 300_000, 0, Map.of(200, 300_000L), 0,
-                Map.of("p50", 1.0, "p99", 2.0), 3.0, List.of(), 213.997, null, new java.util.LinkedHashMap<>(Map.of("n1", n1)));
+                Map.of("p50", 1.0, "p99", 2.0), 3.0, List.of(), 213.997, null, new java.util.LinkedHashMap<>(Map.of("n1", n1)),
+                new CpuUse(6.0, 9.0, 60.0));
         RunResult older = new RunResult("old", RunResult.FIXED_RATE, "get", 3, 5000, 5000, 60, 300_000, 0, Map.of(200, 300_000L), 0,
-                Map.of("p50", 1.0, "p99", 2.0), 3.0, List.of(), 213.997, null, null);
+                Map.of("p50", 1.0, "p99", 2.0), 3.0, List.of(), 213.997, null, null, null);
         Path newDir = Files.createDirectories(dir.resolve("new"));
         Path oldDir = Files.createDirectories(dir.resolve("old"));
         current.write(newDir.resolve("result.json"));
@@ -77,7 +79,7 @@ class CompareCommandTest {
         both.put("n1", n1);
         both.put("n2", n2);
         RunResult threeNodes = new RunResult("3n", RunResult.FIXED_RATE, "get", 3, 5000, 5000, 60, 300_000, 0, Map.of(), 0,
-                Map.of(), 3.0, List.of(), 213.997, null, both);
+                Map.of(), 3.0, List.of(), 213.997, null, both, null);
         threeNodes.write(dir.resolve("3n.json"));
 
         RunResult readNew = RunResult.read(newDir.resolve("result.json"));
@@ -90,8 +92,8 @@ class CompareCommandTest {
         assertThat(CompareCommand.gcMaxPause(readNew)).isEqualTo("4.50 ms");
         assertThat(CompareCommand.gcMaxPause(readOld)).isEqualTo("214 ms (whole run)");
         assertThat(CompareCommand.markdown(List.of(oldDir, newDir), List.of(readOld, readNew), 5))
-                .contains("| old | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 214 ms (whole run) |")
-                .contains("| new | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 4.50 ms |");
+                .contains("| old | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 214 ms (whole run) | – |")
+                .contains("| new | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 4.50 ms | 20.0 µs |");
     }
 
     @Test

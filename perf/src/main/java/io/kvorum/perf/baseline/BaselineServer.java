@@ -14,6 +14,9 @@ public interface BaselineServer extends AutoCloseable {
     /** The command it runs as, for the report. */
     String commandLine();
 
+    /** Its process id; the processes it started (nginx's workers) are its descendants. */
+    long pid();
+
     /** Stops it; kills it if it does not stop by itself. */
     @Override
     void close();

@@ -60,6 +60,11 @@ public final class NettyServer implements BaselineServer {
         return jvm.commandLine();
     }
 
+    @Override
+    public long pid() {
+        return jvm.pid();
+    }
+
     /** Whether its JVM is still running. */
     public boolean isAlive() {
         return jvm.isAlive();

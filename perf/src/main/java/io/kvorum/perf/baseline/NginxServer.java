@@ -113,6 +113,11 @@ public final class NginxServer implements BaselineServer {
         return String.join(" ", command);
     }
 
+    @Override
+    public long pid() {
+        return process.pid();
+    }
+
     /** SIGTERM (nginx's fast shutdown), then SIGKILL to it and its workers after 5 s. */
     @Override
     public void close() {

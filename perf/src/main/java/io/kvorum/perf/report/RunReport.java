@@ -37,6 +37,9 @@ public record RunReport(String title, String date, GitInfo git, String perfComma
         rows.add(List.of("achieved", Markdown.count(result.achievedRate()) + " req/s"));
         rows.add(List.of("requests", Markdown.count(result.requests()) + " in " + result.durationSeconds() + " s"));
         rows.add(List.of("transfer", output.transferPerSec() + "/s"));
+        if (result.cpu() != null) {
+            rows.add(List.of("CPU", result.cpu().summary(result.nodes() == 1 ? "the node" : "the nodes", result.requests())));
+        }
         rows.add(List.of("errors", result.errors() + " (non-2xx " + output.non2xx() + ", socket " + output.socketErrors().total() + ")"));
         StringBuilder statuses = new StringBuilder();
         result.statusCounts().forEach((status, n) -> statuses.append(status).append(": ").append(Markdown.count(n)).append("  "));

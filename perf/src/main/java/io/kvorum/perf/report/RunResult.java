@@ -22,12 +22,14 @@ import java.util.Map;
  * @param cpuCollapsed  collapsed cpu stacks of n1, relative to the run folder, or null
  * @param gcMeasured    each node's GC pauses during the measured run ("n1" first), or null when
  *                      unknown (a --url target, GC logs without the time decoration, older runs)
+ * @param cpu           the CPU time the servers and the machine spent during the measured run, or
+ *                      null when not measured (a --url target, the driver's run, older runs)
  */
 public record RunResult(String label, String mode, String workload, int nodes, int requestedRate, double achievedRate,
                         double durationSeconds, long requests, long errors, Map<Integer, Long> statusCounts,
                         long socketErrors, Map<String, Double> percentilesMs, double maxMs,
                         List<LatencyPlot.Point> spectrum, double gcMaxPauseMs, String cpuCollapsed,
-                        Map<String, MeasuredGc> gcMeasured) {
+                        Map<String, MeasuredGc> gcMeasured, CpuUse cpu) {
 
     /**
      * One node's GC during the measured run, for result.json.
@@ -50,9 +52,10 @@ public record RunResult(String label, String mode, String workload, int nodes, i
     /**
      * @param gc     each node's GC (n1 first), or null when there are no GC logs
      * @param window when the measured run ran, or null when unknown
+     * @param cpu    what the servers spent during the measured run, or null when not measured
      */
     public static RunResult of(String label, String mode, String workload, int nodes, int requestedRate, WrkOutput out,
-                               List<NodeGc> gc, GcLog.Window window, String cpuCollapsed) {
+                               List<NodeGc> gc, GcLog.Window window, String cpuCollapsed, CpuUse cpu) {
         Map<String, Double> percentiles = new LinkedHashMap<>();
         for (double p : PERCENTILES) {
             out.latencyAt(p).ifPresent(ms -> percentiles.put(percentileName(p), ms));
@@ -62,7 +65,8 @@ public record RunResult(String label, String mode, String workload, int nodes, i
                 : out.spectrum().stream().map(s -> new LatencyPlot.Point(s.percentile(), s.valueMs())).toList();
         return new RunResult(label, mode, workload, nodes, requestedRate, out.requestsPerSec(), out.durationSeconds(),
                 out.requests(), out.errors(), out.statusCounts(), out.socketErrors().total(), percentiles, out.maxMs(),
-                spectrum, gc == null || gc.isEmpty() ? Double.NaN : gc.get(0).whole().maxMs(), cpuCollapsed, measured(gc, window));
+                spectrum, gc == null || gc.isEmpty() ? Double.NaN : gc.get(0).whole().maxMs(), cpuCollapsed, measured(gc, window),
+                cpu);
     }
 
     private static Map<String, MeasuredGc> measured(List<NodeGc> gc, GcLog.Window window) {
@@ -87,6 +91,11 @@ public record RunResult(String label, String mode, String workload, int nodes, i
     /** True when {@link #gcMaxPauseOfN1} is of the measured run. */
     public boolean gcMeasuredKnown() {
         return gcMeasured != null && gcMeasured.containsKey("n1");
+    }
+
+    /** The servers' CPU microseconds per request answered in the measured run; NaN when not measured. */
+    public double serverCpuMicrosPerRequest() {
+        return cpu == null ? Double.NaN : cpu.serverMicrosPerRequest(requests);
     }
 
     /** "p50", "p99.9", "p99.99". */

@@ -60,7 +60,7 @@ class RunReportGcTest {
                 .contains("- n1: `GC(5) Pause Remark 10M->10M(1024M) 213.997ms`");
         assertThat(RunResult.of("x", RunResult.FIXED_RATE, "get", 1, 1, new io.kvorum.perf.load.WrkOutput(
                 0, 0, 0, "0", io.kvorum.perf.load.WrkOutput.SocketErrors.NONE, 0, java.util.Map.of(), java.util.Map.of(), List.of(), 0),
-                gc, window, null)
+                gc, window, null, null)
                 .gcMeasured()).isNull();
     }
 
