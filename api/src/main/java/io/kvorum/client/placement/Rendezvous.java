@@ -79,21 +79,31 @@ public final class Rendezvous {
         if (count < 1 || count > n) {
             throw new IllegalArgumentException("count " + count + " not in 1.." + n);
         }
+        if (n == 1) {
+            return new int[] {0};
+        }
         long keyHash = keyHash(key);
         long[] scores = new long[n];
-        Integer[] order = new Integer[n];
         for (int i = 0; i < n; i++) {
             scores[i] = score(keyHash, seeds[i]);
-            order[i] = i;
         }
-        // Highest score first; ties by index, which is the order of ids.
-        Arrays.sort(order, (a, b) -> {
-            int c = Long.compareUnsigned(scores[b], scores[a]);
-            return c != 0 ? c : Integer.compare(a, b);
-        });
+        // The best count by insertion, highest score first. Members come in index order and a tie
+        // does not move an earlier one down, so ties go by index, which is the order of ids. This
+        // runs for every request, on the node and in the driver: no boxing, no comparator.
         int[] out = new int[count];
-        for (int i = 0; i < count; i++) {
-            out[i] = order[i];
+        int placed = 0;
+        for (int i = 0; i < n; i++) {
+            int at = placed;
+            while (at > 0 && Long.compareUnsigned(scores[i], scores[out[at - 1]]) > 0) {
+                at--;
+            }
+            if (at == count) {
+                continue;
+            }
+            int kept = Math.min(placed, count - 1);
+            System.arraycopy(out, at, out, at + 1, kept - at);
+            out[at] = i;
+            placed = kept + 1;
         }
         return out;
     }

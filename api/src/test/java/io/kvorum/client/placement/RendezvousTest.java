@@ -98,6 +98,41 @@ class RendezvousTest {
     }
 
     @Test
+    void everyCountIsTheHighestScoresFirstAsAFullSortGivesThem() {
+        Random random = new Random(42);
+        for (int members = 1; members <= 12; members++) {
+            List<String> ids = new ArrayList<>();
+            for (int m = 0; m < members; m++) {
+                ids.add("node-" + random.nextInt(1_000_000) + "-" + m);
+            }
+            Rendezvous r = Rendezvous.over(ids);
+            for (int k = 0; k < 300; k++) {
+                byte[] key = key(random.nextInt());
+                List<Integer> sorted = fullSort(r, key);
+                for (int count = 1; count <= members; count++) {
+                    assertThat(r.order(key, count)).containsExactly(
+                            sorted.subList(0, count).stream().mapToInt(Integer::intValue).toArray());
+                }
+            }
+        }
+    }
+
+    /** The preference list by its definition: every member scored, highest first, ties by index. */
+    private static List<Integer> fullSort(Rendezvous r, byte[] key) {
+        long keyHash = Rendezvous.keyHash(key);
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < r.size(); i++) {
+            order.add(i);
+        }
+        order.sort((a, b) -> {
+            int c = Long.compareUnsigned(Rendezvous.score(keyHash, Rendezvous.memberSeed(r.memberIds().get(b))),
+                    Rendezvous.score(keyHash, Rendezvous.memberSeed(r.memberIds().get(a))));
+            return c != 0 ? c : Integer.compare(a, b);
+        });
+        return order;
+    }
+
+    @Test
     void firstReplicasAreSpreadEvenly() {
         Rendezvous r = Rendezvous.over(List.of("n1", "n2", "n3", "n4", "n5"));
         int[] counts = new int[5];
