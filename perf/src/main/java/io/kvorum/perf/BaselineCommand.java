@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Option;
@@ -135,7 +136,7 @@ abstract class BaselineCommand implements Callable<Integer> {
                 runner.run(load.withDuration(warmup), runDir.resolve("warmup.txt"));
             }
             err.printf("measuring: %s%n", load.shellLine(runner.tool()));
-            CpuMeter meter = CpuMeter.start(ProcessHandle.of(server.pid()).stream().toList());
+            CpuMeter meter = CpuMeter.start(ProcessHandle.of(server.pid()).map(p -> Map.of(server(), p)).orElse(Map.of()));
             output = runner.run(load, runDir.resolve("wrk.txt"));
             cpu = meter.stop();
         }

@@ -27,7 +27,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -180,8 +179,12 @@ final class BenchmarkSession implements AutoCloseable {
      * CPU time the nodes spent meanwhile.
      */
     WrkOutput timedRun(LoadRunner runner, LoadSpec spec, Path output) throws IOException, InterruptedException {
-        CpuMeter cpu = cluster == null ? null : CpuMeter.start(cluster.ids().stream()
-                .map(id -> ProcessHandle.of(cluster.pid(id))).flatMap(Optional::stream).toList());
+        CpuMeter cpu = null;
+        if (cluster != null) {
+            Map<String, ProcessHandle> nodes = new LinkedHashMap<>();
+            cluster.ids().forEach(id -> ProcessHandle.of(cluster.pid(id)).ifPresent(p -> nodes.put(id, p)));
+            cpu = CpuMeter.start(nodes);
+        }
         Instant start = Instant.now();
         WrkOutput out = runner.run(spec, output);
         lastWindow = new GcLog.Window(start, Instant.now());

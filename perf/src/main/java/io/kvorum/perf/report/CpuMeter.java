@@ -4,7 +4,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.stream.Stream;
 
 /**
@@ -24,43 +25,49 @@ public final class CpuMeter {
 
     private static final Path PROC_STAT = Path.of("/proc/stat");
 
-    private final List<ProcessHandle> servers;
+    private final Map<String, ProcessHandle> servers;
     private final Path procStat;
     private final long startNanos;
-    private final long serverStartNanos;
+    private final Map<String, Long> serverStartNanos;
     private final MachineTicks machineStart;
 
-    private CpuMeter(List<ProcessHandle> servers, Path procStat) {
+    private CpuMeter(Map<String, ProcessHandle> servers, Path procStat) {
         this.servers = servers;
         this.procStat = procStat;
         this.machineStart = MachineTicks.read(procStat);
-        this.serverStartNanos = serverNanos(servers);
+        this.serverStartNanos = new LinkedHashMap<>();
+        servers.forEach((name, p) -> serverStartNanos.put(name, cpuNanos(p)));
         this.startNanos = System.nanoTime();
     }
 
-    /** Starts measuring the CPU time of {@code servers} (each with its descendants) and of this machine. */
-    public static CpuMeter start(List<ProcessHandle> servers) {
-        return new CpuMeter(List.copyOf(servers), PROC_STAT);
+    /**
+     * Starts measuring the CPU time of {@code servers} (each with its descendants), by name in the
+     * order given, and of this machine.
+     */
+    public static CpuMeter start(Map<String, ProcessHandle> servers) {
+        return new CpuMeter(new LinkedHashMap<>(servers), PROC_STAT);
     }
 
     /** {@link #start} reading the machine's ticks from {@code procStat} (tests). */
-    static CpuMeter start(List<ProcessHandle> servers, Path procStat) {
-        return new CpuMeter(List.copyOf(servers), procStat);
+    static CpuMeter start(Map<String, ProcessHandle> servers, Path procStat) {
+        return new CpuMeter(new LinkedHashMap<>(servers), procStat);
     }
 
     /** What was spent since {@link #start}: the servers', the machine's and the wall-clock seconds. */
     public CpuUse stop() {
         double wall = (System.nanoTime() - startNanos) / 1e9;
-        double server = (serverNanos(servers) - serverStartNanos) / 1e9;
+        Map<String, Double> byServer = new LinkedHashMap<>();
+        servers.forEach((name, p) -> byServer.put(name, (cpuNanos(p) - serverStartNanos.get(name)) / 1e9));
+        double server = byServer.values().stream().mapToDouble(Double::doubleValue).sum();
         MachineTicks machineEnd = MachineTicks.read(procStat);
         double machine = machineStart == null || machineEnd == null ? Double.NaN
                 : machineStart.busySecondsUntil(machineEnd, Runtime.getRuntime().availableProcessors(), wall);
-        return new CpuUse(server, machine, wall);
+        return new CpuUse(server, machine, wall, byServer);
     }
 
-    private static long serverNanos(List<ProcessHandle> servers) {
-        return servers.stream()
-                .flatMap(p -> Stream.concat(Stream.of(p), p.descendants()))
+    /** A process's CPU time and its descendants' (those alive now). */
+    private static long cpuNanos(ProcessHandle process) {
+        return Stream.concat(Stream.of(process), process.descendants())
                 .mapToLong(p -> p.info().totalCpuDuration().map(Duration::toNanos).orElse(0L))
                 .sum();
     }

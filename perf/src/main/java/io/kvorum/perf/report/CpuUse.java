@@ -1,6 +1,7 @@
 package io.kvorum.perf.report;
 
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * CPU time spent during one measured run ({@link CpuMeter}), in result.json.
@@ -8,8 +9,10 @@ import java.util.Locale;
  * @param serverSeconds  the servers' CPU seconds (every node of the cluster; nginx and its workers)
  * @param machineSeconds every core's busy seconds, load tool included; NaN when unknown (not Linux)
  * @param windowSeconds  how long the measurement lasted (wall clock, load tool start to exit)
+ * @param byServer       each server's CPU seconds by name ("n1", "nginx"), in the order measured;
+ *                       null in results written before it was recorded
  */
-public record CpuUse(double serverSeconds, double machineSeconds, double windowSeconds) {
+public record CpuUse(double serverSeconds, double machineSeconds, double windowSeconds, Map<String, Double> byServer) {
 
     /** The servers' CPU time per request answered, in microseconds; NaN without requests. */
     public double serverMicrosPerRequest(long requests) {
@@ -33,7 +36,14 @@ public record CpuUse(double serverSeconds, double machineSeconds, double windowS
     public String summary(String servers, long requests) {
         String machine = Double.isNaN(machineSeconds) ? "the machine's busy time is unknown here"
                 : String.format(Locale.ROOT, "the whole machine (load tool included) %.1f µs per request", machineMicrosPerRequest(requests));
-        return String.format(Locale.ROOT, "%s used %.2f cores, **%.1f µs of CPU per request**; %s", servers, serverCores(),
-                serverMicrosPerRequest(requests), machine);
+        StringBuilder each = new StringBuilder();
+        if (byServer != null && byServer.size() > 1 && windowSeconds > 0) {
+            each.append(" (");
+            byServer.forEach((name, seconds) -> each.append(each.length() > 2 ? ", " : "").append(name)
+                    .append(String.format(Locale.ROOT, " %.2f", seconds / windowSeconds)));
+            each.append(')');
+        }
+        return String.format(Locale.ROOT, "%s used %.2f cores%s, **%.1f µs of CPU per request**; %s", servers, serverCores(),
+                each, serverMicrosPerRequest(requests), machine);
     }
 }
