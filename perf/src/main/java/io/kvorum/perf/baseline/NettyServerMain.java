@@ -73,9 +73,10 @@ public final class NettyServerMain {
     /**
      * Answers each request, whatever its method and path, with 200 and the body; drops request
      * bodies. A connection that fails (wrk resets its connections when it stops) is closed quietly.
+     * The server holds one for its lifetime; {@link #close} frees the body (tests make many).
      */
     @ChannelHandler.Sharable
-    static final class ConstantAnswer extends ChannelInboundHandlerAdapter {
+    static final class ConstantAnswer extends ChannelInboundHandlerAdapter implements AutoCloseable {
 
         private final ByteBuf body;
 
@@ -102,6 +103,11 @@ public final class NettyServerMain {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             ctx.close();
+        }
+
+        @Override
+        public void close() {
+            body.release();
         }
     }
 }

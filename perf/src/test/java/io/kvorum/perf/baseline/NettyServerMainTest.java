@@ -9,14 +9,29 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class NettyServerMainTest {
 
+    private NettyServerMain.ConstantAnswer answer;
+
+    /** The handler under test; its body is freed after each test (Netty's leak detector reports it otherwise). */
+    private NettyServerMain.ConstantAnswer answer(int bodyBytes) {
+        answer = new NettyServerMain.ConstantAnswer(bodyBytes);
+        return answer;
+    }
+
+    @AfterEach
+    void freeTheBody() {
+        if (answer != null) {
+            answer.close();
+        }
+    }
+
     @Test
     void answersEveryRequestOnAConnectionWithTheConstantBody() {
-        EmbeddedChannel channel = new EmbeddedChannel(new HttpServerCodec(), new HttpServerKeepAliveHandler(),
-                new NettyServerMain.ConstantAnswer(5));
+        EmbeddedChannel channel = new EmbeddedChannel(new HttpServerCodec(), new HttpServerKeepAliveHandler(), answer(5));
 
         channel.writeInbound(ascii("GET /v0/entity?id=key1 HTTP/1.1\r\nHost: a\r\n\r\n"
                 + "PUT /v0/entity?id=key2 HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc"));
@@ -31,8 +46,7 @@ class NettyServerMainTest {
 
     @Test
     void closesTheConnectionWhenTheClientAsksTo() {
-        EmbeddedChannel channel = new EmbeddedChannel(new HttpServerCodec(), new HttpServerKeepAliveHandler(),
-                new NettyServerMain.ConstantAnswer(0));
+        EmbeddedChannel channel = new EmbeddedChannel(new HttpServerCodec(), new HttpServerKeepAliveHandler(), answer(0));
 
         channel.writeInbound(ascii("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"));
 
@@ -42,8 +56,7 @@ class NettyServerMainTest {
 
     @Test
     void closesAConnectionThatFailed() {
-        EmbeddedChannel channel = new EmbeddedChannel(new HttpServerCodec(), new HttpServerKeepAliveHandler(),
-                new NettyServerMain.ConstantAnswer(0));
+        EmbeddedChannel channel = new EmbeddedChannel(new HttpServerCodec(), new HttpServerKeepAliveHandler(), answer(0));
 
         channel.pipeline().fireExceptionCaught(new IOException("Connection reset by peer"));
 
