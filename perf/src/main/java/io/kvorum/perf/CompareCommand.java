@@ -120,7 +120,8 @@ final class CompareCommand implements Callable<Integer> {
         md.append("GC max pause: the longest pause of n1 during the measured run; \"(whole run)\" marks an older run "
                 + "whose GC log covers start, preload and warm-up too. Server CPU / request: the CPU time of every node "
                 + "(or of the baseline server and its workers) during the measured run, divided by the requests answered; "
-                + "at a fixed rate it is the steadiest figure of what a change costs.\n\n");
+                + "at a fixed rate it shows what a change costs without the rate moving with it; on a shared machine it "
+                + "still moves by several percent between runs.\n\n");
         md.append("![latency by percentile](latency.svg)\n\n");
 
         md.append("## Top frames that changed (self time, n1, vs ").append(names.get(0)).append(")\n\n");
