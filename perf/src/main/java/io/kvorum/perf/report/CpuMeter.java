@@ -13,8 +13,9 @@ import java.util.stream.Stream;
  *
  * <p>Why: on a shared 2-core machine, throughput at saturation and tail latency move by 10% between
  * runs of the same build, so a change that saves half a microsecond per request cannot be seen in
- * them. The servers' CPU time per request at a fixed rate is far steadier: the rate is the load
- * tool's, so the only thing that moves is what the servers spend on each request.
+ * them. The servers' CPU time per request at a fixed rate separates what they spend from the
+ * rate, which the load tool sets. It is not free of noise either (a few percent between two runs
+ * side by side here): compare medians of interleaved rounds.
  *
  * <p>A server's time is its process's and its descendants' (nginx's workers) user and system time,
  * as the JDK reads it ({@link ProcessHandle.Info#totalCpuDuration}); a descendant that exits
