@@ -38,6 +38,7 @@ public record NodeConfig(
         int maxValueBytes,
         int storageQueue,
         int storageReaders,
+        int maxConnections,
         int httpThreads,
         Duration purgeInterval,
         Duration tombstoneGrace,
@@ -54,14 +55,14 @@ public record NodeConfig(
     /** This configuration with other internal tuning (tests). */
     public NodeConfig withTuning(Tuning other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
-                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, httpThreads, purgeInterval,
+                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, maxConnections, httpThreads, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, security, other);
     }
 
     /** This configuration with other security settings (tests). */
     public NodeConfig withSecurity(Security other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
-                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, httpThreads, purgeInterval,
+                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, maxConnections, httpThreads, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, other, tuning);
     }
 
@@ -81,7 +82,7 @@ public record NodeConfig(
         return new NodeConfig(m.clusterName(), m.identity(), m.topology(), own, dataDir,
                 bindAddress.equals(self.host()) ? own.host() : bindAddress, m.replicationFactor(), fsync, join,
                 antiEntropyInterval, antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue,
-                storageReaders, httpThreads, purgeInterval, tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, security,
+                storageReaders, maxConnections, httpThreads, purgeInterval, tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, security,
                 tuning);
     }
 
@@ -189,6 +190,7 @@ public record NodeConfig(
                     intIn(NodeOption.MAX_VALUE_BYTES, 0, Integer.MAX_VALUE - 1024),
                     intIn(NodeOption.STORAGE_QUEUE, 1, 1 << 20),
                     intIn(NodeOption.STORAGE_READERS, 1, 256),
+                    intIn(NodeOption.MAX_CONNECTIONS, 1, 10_000_000),
                     intIn(NodeOption.HTTP_THREADS, 0, 256),
                     millis(NodeOption.PURGE_INTERVAL, 1),
                     millis(NodeOption.TOMBSTONE_GRACE, 0),

@@ -43,6 +43,9 @@ public enum NodeOption {
             "Capacity of each storage queue (reads, writes); when one is full the node answers 503."),
     STORAGE_READERS("storage-readers", "N", "2",
             "Threads serving storage reads and range scans."),
+    MAX_CONNECTIONS("max-connections", "N", "10000",
+            "Most client HTTP connections served at once; a connection past it is answered 503 and closed. "
+                    + "Lowered at start, with a warning, to the process's open-file limit less 2560 kept for storage and peers."),
     HTTP_THREADS("http-threads", "N", "0",
             "Netty event-loop threads, shared by HTTP and the gRPC traffic between nodes; 0 means one per core."),
     PURGE_INTERVAL("purge-interval", "MS", "60000",

@@ -33,6 +33,10 @@ import org.slf4j.LoggerFactory;
  * that does not fit the budget is (below): a client without a token cannot make the node hold
  * bodies. A request without a body goes on, and {@link BearerAuthentication} answers it.
  *
+ * <p>On a connection the gateway refused ({@link ConnectionLimit}), every request is refused the
+ * same way, with {@link TooManyConnectionsException}: answered 503 from its headers, body unread,
+ * and the connection closed.
+ *
  * <p>Inbound: a request's headers reserve its declared {@code Content-Length}; a chunked body,
  * whose length is not known, reserves {@code --max-value-bytes}; a body declared over that limit
  * reserves nothing, as the aggregator refuses it (413) without reading it. When the reservation
@@ -70,6 +74,8 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
     private final RequestBodyBudget budget;
     private final int maxValueBytes;
     private final BearerTokens tokens;
+    /** Non-null on a refused connection: why every request on it is refused. */
+    private final RuntimeException refusal;
     /** What each request not yet answered reserved, oldest first. */
     private final ArrayDeque<Long> reserved = new ArrayDeque<>();
     /** After a refusal: everything read is dropped until the connection closes. */
@@ -84,9 +90,20 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
 
     /** @param tokens the bearer tokens the node asks for, or null for none */
     BodyAdmissionHandler(RequestBodyBudget budget, int maxValueBytes, BearerTokens tokens) {
+        this(budget, maxValueBytes, tokens, null);
+    }
+
+    private BodyAdmissionHandler(RequestBodyBudget budget, int maxValueBytes, BearerTokens tokens,
+                                 RuntimeException refusal) {
         this.budget = budget;
         this.maxValueBytes = maxValueBytes;
         this.tokens = tokens;
+        this.refusal = refusal;
+    }
+
+    /** The stage of a connection the gateway refused: its first request is answered with {@code why}. */
+    static BodyAdmissionHandler refusingEvery(RuntimeException why) {
+        return new BodyAdmissionHandler(new RequestBodyBudget(1), 0, null, why);
     }
 
     /** The stage to put before the codec, so that this one knows when bytes came in. One per connection. */
@@ -108,6 +125,10 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
             return;
         }
         if (msg instanceof HttpRequest request) {
+            if (refusal != null) {
+                refuse(ctx, request, refusal);
+                return;
+            }
             long body = bodyBytes(request);
             if (tokens != null && body > 0 && !BearerAuthentication.admits(tokens, request)) {
                 refuse(ctx, request, new UnauthenticatedBodyException(

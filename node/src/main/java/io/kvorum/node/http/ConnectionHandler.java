@@ -156,7 +156,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (cause instanceof BodyTooLargeException tooLarge) {
             return Responses.tooLarge(tooLarge.limit());
         }
-        if (cause instanceof BodyBudgetExhaustedException) {
+        if (cause instanceof BodyBudgetExhaustedException || cause instanceof TooManyConnectionsException) {
             return Responses.overloaded(cause.getMessage());
         }
         if (cause instanceof UnauthenticatedBodyException unauthenticated) {

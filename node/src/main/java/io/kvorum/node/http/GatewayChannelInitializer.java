@@ -26,12 +26,17 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
  * The HTTP pipeline, stage by stage:
  * <ol>
+ *   <li>before any stage, the {@link ConnectionLimit}: a connection past it gets the same pipeline,
+ *       but every request on it is refused ({@code body-admission}), and it is closed
+ *       {@value #REFUSED_SECONDS} s after it was accepted whatever it does; one past the refusals
+ *       held at once is closed at once;</li>
  *   <li>{@code tls} (with {@code --tls-cert}): Netty's {@code SslHandler}, first, so that nothing
  *       but a TLS handshake reaches the stages after it; a plain-HTTP client is disconnected;</li>
  *   <li>{@code idle}: closes connections that have been silent for {@value #IDLE_SECONDS} s
@@ -53,6 +58,7 @@ import java.util.function.Function;
 final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
 
     static final int IDLE_SECONDS = 300;
+    static final int REFUSED_SECONDS = 10;
     static final int MAX_INITIAL_LINE = 16 * 1024;
     static final int MAX_HEADER_BYTES = 16 * 1024;
     static final int MAX_CHUNK_BYTES = 64 * 1024;
@@ -64,6 +70,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
     private final RequestBodyBudget bodyBudget;
     private final BearerTokens tokens;
     private final ChannelGroup openChannels;
+    private final ConnectionLimit connections;
     private final SslContext tls;
 
     /**
@@ -72,11 +79,13 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
      * @param bodyBudget   the bytes of request bodies all connections may hold at once
      * @param tokens       the bearer tokens the node asks for, or null for none: a body without one is not read
      * @param openChannels every accepted connection is added here, so shutdown can close them
+     * @param connections  how many connections are served at once
      * @param tls          the HTTPS context, or null to serve plain HTTP
      */
     GatewayChannelInitializer(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight,
                               RequestMetering metering, int maxValueBytes, RequestBodyBudget bodyBudget,
-                              BearerTokens tokens, ChannelGroup openChannels, SslContext tls) {
+                              BearerTokens tokens, ChannelGroup openChannels, ConnectionLimit connections,
+                              SslContext tls) {
         this.router = router;
         this.inFlight = inFlight;
         this.metering = metering;
@@ -84,11 +93,27 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
         this.bodyBudget = bodyBudget;
         this.tokens = tokens;
         this.openChannels = openChannels;
+        this.connections = connections;
         this.tls = tls;
     }
 
     @Override
     protected void initChannel(Channel ch) {
+        ConnectionLimit.Admission admission = connections.admit();
+        if (admission == ConnectionLimit.Admission.DROPPED) {
+            ch.close();
+            return;
+        }
+        boolean refused = admission == ConnectionLimit.Admission.REFUSED;
+        ScheduledFuture<?> deadline = refused
+                ? ch.eventLoop().schedule((Runnable) ch::close, REFUSED_SECONDS, TimeUnit.SECONDS)
+                : null;
+        ch.closeFuture().addListener(closed -> {
+            connections.closed(admission);
+            if (deadline != null) {
+                deadline.cancel(false);
+            }
+        });
         openChannels.add(ch);
         ChannelPipeline p = ch.pipeline();
         if (tls != null) {
@@ -100,11 +125,13 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
                 ctx.close();
             }
         });
-        BodyAdmissionHandler admission = new BodyAdmissionHandler(bodyBudget, maxValueBytes, tokens);
-        p.addLast("arrivals", admission.arrivals());
+        BodyAdmissionHandler bodies = refused
+                ? BodyAdmissionHandler.refusingEvery(new TooManyConnectionsException(connections.max()))
+                : new BodyAdmissionHandler(bodyBudget, maxValueBytes, tokens);
+        p.addLast("arrivals", bodies.arrivals());
         p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, MAX_CHUNK_BYTES));
         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
-        p.addLast("body-admission", admission);
+        p.addLast("body-admission", bodies);
         p.addLast("aggregator", new BodyLimit(maxValueBytes, metering));
         p.addLast("connection", new ConnectionHandler(router, inFlight, metering));
     }

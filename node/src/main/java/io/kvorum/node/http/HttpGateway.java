@@ -22,6 +22,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import javax.net.ssl.SSLException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP front end: a Netty server (epoll where available) that adapts HTTP to the
@@ -30,11 +32,14 @@ import javax.net.ssl.SSLException;
  */
 public final class HttpGateway {
 
+    private static final Logger log = LoggerFactory.getLogger(HttpGateway.class);
+
     private final RequestRouter router;
     private final RequestMetering metering;
     private final InFlightRequests inFlight = new InFlightRequests();
     private final int maxValueBytes;
     private final RequestBodyBudget bodyBudget;
+    private final ConnectionLimit connections;
     private final TlsFiles tls;
     private final BearerTokens tokens;
     private final ChannelGroup channels = new DefaultChannelGroup("http", GlobalEventExecutor.INSTANCE);
@@ -44,6 +49,8 @@ public final class HttpGateway {
     /**
      * @param loops   the node's event loops, which the gateway uses and does not stop
      * @param status  the body of {@code GET /v0/status}, serialized as JSON
+     * @param maxConnections client connections served at once, at most ({@code --max-connections});
+     *                lowered to what the process's open-file limit leaves after the store's share
      * @param cluster the membership: {@code GET /v0/cluster}, its changes, and the bounds of {@code from}
      * @param repair  runs {@code POST /v0/repair}; completes with the report whether or not every peer was
      *                reached: its JSON summary answers 200, or 504 naming the peers that were not
@@ -53,7 +60,7 @@ public final class HttpGateway {
      * @param tokens  the bearer tokens every request but {@code GET /v0/status} must carry, or null for none
      */
     public HttpGateway(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
-                       int maxValueBytes, EventLoops loops, Supplier<NodeStatus> status,
+                       int maxValueBytes, int maxConnections, EventLoops loops, Supplier<NodeStatus> status,
                        Supplier<CompletableFuture<RepairReport>> repair, NodeMetrics metrics,
                        TlsFiles tls, BearerTokens tokens) {
         this.router = new RequestRouter(coordinator, cluster, clock, status, repair,
@@ -62,6 +69,16 @@ public final class HttpGateway {
         metrics.bindRequestsInFlight(inFlight::count);
         this.maxValueBytes = maxValueBytes;
         this.bodyBudget = RequestBodyBudget.forThisProcess(maxValueBytes);
+        long openFiles = ConnectionLimit.openFileLimit();
+        this.connections = new ConnectionLimit(ConnectionLimit.effective(maxConnections, openFiles),
+                ConnectionLimit.REFUSALS_AT_ONCE);
+        if (connections.max() < maxConnections) {
+            log.warn("serving at most {} client connections, not --max-connections {}: the process may open {} files, "
+                            + "and {} of them are kept for storage and peers; raise the open-file limit (ulimit -n) "
+                            + "to serve more", connections.max(), maxConnections, openFiles,
+                    ConnectionLimit.RESERVED_DESCRIPTORS);
+        }
+        metrics.bindHttpConnections(connections::open, connections.max(), connections::refused);
         this.loops = loops;
         this.tls = tls;
         this.tokens = tokens;
@@ -79,7 +96,7 @@ public final class HttpGateway {
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
                 .childHandler(new GatewayChannelInitializer(
                         BearerAuthentication.guard(tokens, router::route), inFlight, metering, maxValueBytes, bodyBudget,
-                        tokens, channels, https));
+                        tokens, channels, connections, https));
         try {
             serverChannel = bootstrap.bind(bindAddress, port).sync().channel();
         } catch (Exception e) {

@@ -3,6 +3,7 @@ package io.kvorum.node.metrics;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.util.NodeThreads;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tags;
@@ -275,6 +276,19 @@ public final class NodeMetrics implements AutoCloseable {
         return Counter.builder("kvorum.requests")
                 .description("Client requests this node answered as coordinator, by operation and HTTP status")
                 .tags("op", op.label(), "code", Integer.toString(status)).register(registry);
+    }
+
+    /**
+     * Reports the gateway's client connections: those served now, the most it serves at once
+     * ({@code --max-connections}, as the open-file limit left it), and those refused since the start.
+     */
+    public void bindHttpConnections(DoubleSupplier open, int limit, DoubleSupplier refused) {
+        gauge("kvorum.http.connections", "Client HTTP connections served now", Tags.empty(), open);
+        gauge("kvorum.http.connections.limit", "Most client HTTP connections served at once", Tags.empty(),
+                () -> limit);
+        FunctionCounter.builder("kvorum.http.connections.refused", refused, DoubleSupplier::getAsDouble)
+                .description("Client HTTP connections refused (answered 503 or closed) because the limit was reached")
+                .register(registry);
     }
 
     /** Reports the requests in progress over the gateway's connections. */

@@ -46,9 +46,19 @@ final class EmbeddedConnection implements AutoCloseable {
      * a node that asks for {@code tokens} (null: none; the router is then guarded as the gateway guards it).
      */
     EmbeddedConnection(Function<FullHttpRequest, Answer> router, RequestBodyBudget bodyBudget, BearerTokens tokens) {
+        this(router, bodyBudget, tokens, new ConnectionLimit(1000, 0));
+    }
+
+    /** A connection that counts in {@code connections}, which other connections may share. */
+    EmbeddedConnection(Function<FullHttpRequest, Answer> router, ConnectionLimit connections) {
+        this(router, new RequestBodyBudget(1L << 30), null, connections);
+    }
+
+    private EmbeddedConnection(Function<FullHttpRequest, Answer> router, RequestBodyBudget bodyBudget,
+                               BearerTokens tokens, ConnectionLimit connections) {
         server = new EmbeddedChannel(new GatewayChannelInitializer(BearerAuthentication.guard(tokens, router), inFlight,
                 RequestMetering.NONE, MAX_VALUE_BYTES, bodyBudget, tokens,
-                new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), null));
+                new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), connections, null));
     }
 
     /** Bytes from the client, as they would arrive on the socket. */
