@@ -33,7 +33,9 @@ JDK=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
 # java.xml; java.compiler is only referenced by annotation-processing classes nobody loads).
 # java.management serves JMX-aware libraries (Netty, logback) that look for it.
 # jdk.crypto.ec: the EC keys and curves of TLS certificates (./kvorum certs makes P-256 ones).
-MODULES=java.base,java.logging,java.management,java.naming,java.sql,java.xml,jdk.crypto.ec,jdk.unsupported
+# jdk.management: the process's open-file limit, which bounds --max-connections, and what
+# Micrometer reads through it (GC notifications, process_files_*).
+MODULES=java.base,java.logging,java.management,java.naming,java.sql,java.xml,jdk.crypto.ec,jdk.management,jdk.unsupported
 
 hash_of() { sha256sum | cut -c1-12; }
 
