@@ -10,9 +10,11 @@ import com.github.dockerjava.api.model.Mount;
 import com.github.dockerjava.api.model.MountType;
 import com.github.dockerjava.api.model.PortBinding;
 import com.github.dockerjava.api.model.Ports;
+import com.github.dockerjava.api.model.Ulimit;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.RetryPolicy;
 import io.kvorum.testkit.Readiness;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -80,6 +82,16 @@ public final class ClusterNode {
     }
 
     /**
+     * The node's HTTP port at its address on the cluster's front network, which this machine
+     * reaches directly: for tests that open thousands of connections, which Docker's port-forwarding
+     * proxy behind {@link #uri()} does not survive (it died under 4,200 at once here).
+     */
+    public InetSocketAddress directHttpAddress() {
+        String ip = inspect().getNetworkSettings().getNetworks().get(cluster.frontNetworkName()).getIpAddress();
+        return new InetSocketAddress(ip, HTTP_PORT);
+    }
+
+    /**
      * A client of this node whose requests give up after {@code timeout}; for a secured cluster it
      * trusts the cluster's CA and sends its token.
      */
@@ -126,6 +138,10 @@ public final class ClusterNode {
                 // Names the embedded DNS cannot answer (a partitioned peer) go to the container's own
                 // loopback, where nothing listens: no lookup ever leaves the machine.
                 .withDns("127.0.0.1");
+        int files = cluster.spec().openFileLimit();
+        if (files > 0) {
+            host.withUlimits(List.of(new Ulimit("nofile", (long) files, (long) files)));
+        }
         containerId = docker.createContainerCmd(cluster.image())
                 .withName(containerName)
                 .withLabels(Docker.labels(cluster.id()))

@@ -70,6 +70,7 @@ public final class KvorumCluster implements AutoCloseable {
         private Path tlsDir;
         private String token;
         private boolean imageJvm;
+        private int openFileLimit;
 
         private Spec(int size) {
             if (size < 1 || size > 9) {
@@ -108,8 +109,19 @@ public final class KvorumCluster implements AutoCloseable {
             return this;
         }
 
+        /** Each node's process may open at most {@code files} files ({@code docker run --ulimit nofile}). */
+        public Spec openFileLimit(int files) {
+            this.openFileLimit = files;
+            return this;
+        }
+
         public int size() {
             return size;
+        }
+
+        /** The limit of {@link #openFileLimit}, or 0 for Docker's default. */
+        public int openFileLimit() {
+            return openFileLimit;
         }
 
         public Duration requestTimeout() {
