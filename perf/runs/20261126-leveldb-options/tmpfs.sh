@@ -1,6 +1,6 @@
 #!/bin/bash
 # 1 node PUT at 25,000/s: node data on the disk (/tmp, ext4 on virtio) against tmpfs (/dev/shm),
-# node jar built from 80fcc2d, 3 interleaved rounds with nginx. Run from /work/main with WRK2 set.
+# node jar of fac77b8, 3 interleaved rounds with nginx. Run from /work/main with WRK2 set.
 set -u
 OUT=$1; ROUNDS=${2:-3}; WL=${3:-put}
 cd /work/main; export WRK2=/tmp/wrk2/wrk
