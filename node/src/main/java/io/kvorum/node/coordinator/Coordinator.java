@@ -235,7 +235,8 @@ public final class Coordinator {
         private final List<QuorumTracker> trackers = new ArrayList<>(2);
         private final RequestTimer.Timeout deadline;
         private Record newest;
-        private boolean refusedForOverload;
+        /** The first refusal for overload ({@link QuorumTracker#overload}), or null. */
+        private String overload;
 
         Operation(Quorum quorum, List<Set<String>> groups) {
             this.groups = groups;
@@ -252,8 +253,8 @@ public final class Coordinator {
             boolean success = error == null;
             if (success) {
                 newest = Record.newest(newest, record);
-            } else if (Failures.unwrap(error) instanceof OverloadedException) {
-                refusedForOverload = true;
+            } else if (Failures.unwrap(error) instanceof OverloadedException refusal && overload == null) {
+                overload = QuorumTracker.overload(nodeId, refusal);
             }
             boolean succeeded = true;
             QuorumTracker failed = null;
@@ -269,7 +270,7 @@ public final class Coordinator {
             }
             if (failed != null) {
                 deadline.cancel();
-                result.completeExceptionally(failed.failure("too many replicas failed", refusedForOverload));
+                result.completeExceptionally(failed.failure("too many replicas failed", overload));
             } else if (succeeded) {
                 deadline.cancel();
                 result.complete(newest);
@@ -279,7 +280,7 @@ public final class Coordinator {
         private synchronized void onDeadline() {
             if (!result.isDone()) {
                 QuorumTracker unmet = trackers.stream().filter(t -> !t.hasSucceeded()).findFirst().orElse(trackers.get(0));
-                result.completeExceptionally(unmet.failure("timed out", refusedForOverload));
+                result.completeExceptionally(unmet.failure("timed out", overload));
             }
         }
     }

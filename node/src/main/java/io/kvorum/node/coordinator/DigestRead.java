@@ -60,7 +60,8 @@ final class DigestRead {
     // guarded by this
     private boolean done;
     private boolean dataSlow;
-    private boolean refusedForOverload;
+    /** The first refusal for overload ({@link QuorumTracker#overload}), or null. */
+    private String overload;
     private boolean fellBack;
     private boolean repaired;
     private int fetching;
@@ -137,8 +138,8 @@ final class DigestRead {
                     s.answered = true;
                     s.version = version;
                     s.record = record;
-                } else if (Failures.unwrap(error) instanceof OverloadedException) {
-                    refusedForOverload = true;
+                } else if (Failures.unwrap(error) instanceof OverloadedException refusal && overload == null) {
+                    overload = QuorumTracker.overload(s.replica.nodeId(), refusal);
                 }
             } else {
                 s.fetching = false;
@@ -173,7 +174,7 @@ final class DigestRead {
                 return;
             }
             done = true;
-            next.failure = tracker.failure("timed out", refusedForOverload);
+            next.failure = tracker.failure("timed out", overload);
         }
         next.run();
     }
@@ -197,7 +198,7 @@ final class DigestRead {
             next.answered = true;
         } else if (!done && tracker.hasFailed()) {
             done = true;
-            next.failure = tracker.failure("too many replicas failed", refusedForOverload);
+            next.failure = tracker.failure("too many replicas failed", overload);
         }
 
         if (!held && (!data.pending || dataSlow) && (!done || anyOlderThan(winner))) {
@@ -206,7 +207,7 @@ final class DigestRead {
         boolean settled = tracker.pending() == 0 && fetching == 0;
         if (!done && settled) {
             done = true; // answers enough, but the newest version's record could be read from none of them
-            next.failure = tracker.failure("the record of the newest version could not be read", refusedForOverload);
+            next.failure = tracker.failure("the record of the newest version could not be read", overload);
         }
         if (settled && !repaired) {
             repaired = true;

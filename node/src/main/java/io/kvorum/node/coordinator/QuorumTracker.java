@@ -53,16 +53,23 @@ final class QuorumTracker {
     /**
      * Why the request failed, for the client: {@link OverloadedException} (503) when no replica took
      * it and one refused for overload, since the request then had no effect; else not enough replicas.
+     *
+     * @param overload the first refusal for overload, as "replica: its reason", or null if none refused so
      */
-    RuntimeException failure(String why, boolean refusedForOverload) {
-        if (refusedForOverload && successes == 0) {
-            return new OverloadedException("replicas are overloaded");
+    RuntimeException failure(String why, String overload) {
+        if (overload != null && successes == 0) {
+            return new OverloadedException("replicas are overloaded (" + overload + ")");
         }
         // Failing fast, some replicas may still answer (and apply a write) after this: say so.
         int pending = pending();
         return new NotEnoughReplicasException(why + ": " + successes + " of the " + ack
                 + " required replicas (ack=" + ack + ", from=" + from + ") answered, " + failures + " failed"
                 + (pending > 0 ? ", " + pending + " had not answered yet" : ""));
+    }
+
+    /** A refusal for overload as {@link #failure} names it. */
+    static String overload(String replica, Throwable refusal) {
+        return replica + ": " + refusal.getMessage();
     }
 
     /** Replicas that have not answered yet. */

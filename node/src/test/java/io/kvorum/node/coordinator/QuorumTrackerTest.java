@@ -3,6 +3,7 @@ package io.kvorum.node.coordinator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvorum.node.error.OverloadedException;
 import org.junit.jupiter.api.Test;
 
 /** Feeds the tracker one response at a time and checks its state after each (Ambry's OperationTrackerTest). */
@@ -127,7 +128,7 @@ class QuorumTrackerTest {
         t.onResponse(FAILURE);
 
         // Failing fast: the two live replicas may still answer, and apply the write.
-        assertThat(t.failure("too many replicas failed", false))
+        assertThat(t.failure("too many replicas failed", null))
                 .isInstanceOf(NotEnoughReplicasException.class)
                 .hasMessage("too many replicas failed: 0 of the 3 required replicas (ack=3, from=3) answered, "
                         + "1 failed, 2 had not answered yet");
@@ -136,8 +137,24 @@ class QuorumTrackerTest {
         done.onResponse(SUCCESS);
         done.onResponse(FAILURE);
         done.onResponse(FAILURE);
-        assertThat(done.failure("too many replicas failed", false))
+        assertThat(done.failure("too many replicas failed", null))
                 .hasMessage("too many replicas failed: 1 of the 2 required replicas (ack=2, from=3) answered, 2 failed");
+    }
+
+    @Test
+    void aRefusalForOverloadWithNoSuccessIsA503NamingTheReplicaAndItsReason() {
+        QuorumTracker t = new QuorumTracker(new Quorum(1, 1));
+        t.onResponse(FAILURE);
+        String overload = QuorumTracker.overload("n1", new OverloadedException("the data disk is full"));
+
+        assertThat(t.failure("too many replicas failed", overload)).isInstanceOf(OverloadedException.class)
+                .hasMessage("replicas are overloaded (n1: the data disk is full)");
+
+        QuorumTracker someTookIt = new QuorumTracker(new Quorum(2, 2));
+        someTookIt.onResponse(SUCCESS);
+        someTookIt.onResponse(FAILURE);
+        assertThat(someTookIt.failure("too many replicas failed", overload))
+                .as("a replica took it: the request may have had an effect").isInstanceOf(NotEnoughReplicasException.class);
     }
 
     @Test
