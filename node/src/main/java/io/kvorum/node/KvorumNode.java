@@ -26,6 +26,7 @@ import io.kvorum.node.membership.MembershipAdmin;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.security.BearerTokens;
 import io.kvorum.node.security.Security;
+import io.kvorum.node.storage.DiskSpace;
 import io.kvorum.node.storage.ExpiryPurger;
 import io.kvorum.node.storage.LevelDbStore;
 import io.kvorum.node.storage.LocalEntryStream;
@@ -76,6 +77,8 @@ import org.slf4j.LoggerFactory;
 public final class KvorumNode implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(KvorumNode.class);
+    /** How often the free space of the data directory is read ({@link DiskSpace}). */
+    private static final long DISK_CHECK_MILLIS = 250;
 
     private final NodeConfig config;
     private final Lifecycle parts;
@@ -147,6 +150,10 @@ public final class KvorumNode implements AutoCloseable {
                 AntiEntropyService.roundOutcomes());
         parts.add("metrics", graceful -> metrics.close());
         StorageService storage = openStorage(config, metrics);
+        // Its own thread: a purge pass on the maintenance thread can take minutes.
+        ScheduledThreadPoolExecutor diskCheck = NodeThreads.scheduled("disk-check", 1);
+        parts.add("disk check", graceful -> diskCheck.shutdownNow());
+        diskCheck.scheduleWithFixedDelay(storage.disk()::check, DISK_CHECK_MILLIS, DISK_CHECK_MILLIS, TimeUnit.MILLISECONDS);
         StorageExecutors executors = new StorageExecutors(tuning.executorStopWait());
         parts.add("storage", graceful -> executors.closeWhenStopped(storage));
         parts.add("storage-reading executors", graceful -> executors.stop());
@@ -169,7 +176,7 @@ public final class KvorumNode implements AutoCloseable {
                         config.antiEntropyBandwidth(), RepairStorage.Pacing.INDEX_ENTRIES_PER_SECOND)), executors.antiEntropy,
                 config.antiEntropyInterval(), tuning.antiEntropyIdleTimeout(), metrics);
         PeerWiring peers = PeerWiring.start(config, clock, transports, parts, executors.rangeTimer, deadlines, loops, local,
-                localRange, antiEntropy, cluster, metrics);
+                localRange, antiEntropy, cluster, storage.disk(), metrics);
         peers.reconcile(stored.topology());
         if (joining) {
             join(cluster, peers, config);
@@ -434,7 +441,9 @@ public final class KvorumNode implements AutoCloseable {
             // The bucket index serves anti-entropy only, which a single node does not run.
             LevelDbStore store = LevelDbStore.open(config.dataDir().resolve("records"), config.fsync(),
                     config.tuning().storageCacheBytes(), config.topology().size() > 1);
-            return new StorageService(store, config.storageReaders(), config.storageQueue(), metrics);
+            DiskSpace disk = DiskSpace.of(config.dataDir(), config.minFreeDisk());
+            metrics.bindDiskFree(disk::usableBytes);
+            return new StorageService(store, config.storageReaders(), config.storageQueue(), disk, metrics);
         } catch (IOException e) {
             // LevelDB's own errors are plain IOExceptions: "IO error: lock ..." when another process has it open.
             if (!(e instanceof FileSystemException) && String.valueOf(e.getMessage()).contains("lock")) {

@@ -19,6 +19,7 @@ import io.kvorum.node.liveness.GuardedReplica;
 import io.kvorum.node.liveness.Heartbeats;
 import io.kvorum.node.liveness.PeerLiveness;
 import io.kvorum.node.metrics.NodeMetrics;
+import io.kvorum.node.storage.DiskSpace;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
@@ -97,12 +98,13 @@ final class PeerWiring {
      *
      * @param local      this node's replica and range source, also in {@link #replicas} and {@link #ranges}
      * @param scheduler  runs the transport's own timeouts (e.g. of range batches)
+     * @param disk       what hint writes leave free on the data directory's file system
      * @param metrics    reports each peer's liveness and hints; {@link #hintStatus} reads the hints back from it
      */
     static PeerWiring start(NodeConfig config, Clock clock, PeerTransport.Factory transports, Lifecycle parts,
                             ScheduledExecutorService scheduler, RequestTimer deadlines, EventLoops loops,
                             Replica local, RangeSource localRange, AntiEntropyResponders antiEntropy,
-                            ClusterMembership membership, NodeMetrics metrics) throws StartupException {
+                            ClusterMembership membership, DiskSpace disk, NodeMetrics metrics) throws StartupException {
         Tuning tuning = config.tuning();
         String selfId = config.self().id();
         PeerLiveness liveness = new PeerLiveness(List.of(), clock, tuning.liveness().missesToDown());
@@ -114,7 +116,7 @@ final class PeerWiring {
         };
         Lifecycle.Stop stopLiveness = graceful -> stopHeartbeats.run();
         try {
-            HintStore store = config.hintedHandoff() ? openHints(config, clock, metrics) : null;
+            HintStore store = config.hintedHandoff() ? openHints(config, clock, disk, metrics) : null;
             if (store != null) {
                 parts.add("hint store", graceful -> store.close()); // flushes queued hints
             }
@@ -339,9 +341,9 @@ final class PeerWiring {
         return killTransport;
     }
 
-    private static HintStore openHints(NodeConfig config, Clock clock, NodeMetrics metrics) throws StartupException {
+    private static HintStore openHints(NodeConfig config, Clock clock, DiskSpace disk, NodeMetrics metrics) throws StartupException {
         HintStore.Limits limits = new HintStore.Limits(config.hintMaxBytesPerPeer(), config.hintMaxAge(),
-                config.storageQueue(), config.tuning().hints().queueBytes());
+                config.storageQueue(), config.tuning().hints().queueBytes(), disk);
         try {
             return HintStore.open(config.dataDir().resolve("hints"), config.fsync(), limits, clock, metrics);
         } catch (IOException e) {

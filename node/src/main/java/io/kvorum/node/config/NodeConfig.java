@@ -36,6 +36,7 @@ public record NodeConfig(
         long antiEntropyBandwidth,
         Duration requestTimeout,
         int maxValueBytes,
+        long minFreeDisk,
         int storageQueue,
         int storageReaders,
         int maxConnections,
@@ -55,14 +56,14 @@ public record NodeConfig(
     /** This configuration with other internal tuning (tests). */
     public NodeConfig withTuning(Tuning other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
-                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, maxConnections, httpThreads, purgeInterval,
+                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, security, other);
     }
 
     /** This configuration with other security settings (tests). */
     public NodeConfig withSecurity(Security other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
-                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue, storageReaders, maxConnections, httpThreads, purgeInterval,
+                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, other, tuning);
     }
 
@@ -81,7 +82,7 @@ public record NodeConfig(
         }
         return new NodeConfig(m.clusterName(), m.identity(), m.topology(), own, dataDir,
                 bindAddress.equals(self.host()) ? own.host() : bindAddress, m.replicationFactor(), fsync, join,
-                antiEntropyInterval, antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, storageQueue,
+                antiEntropyInterval, antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue,
                 storageReaders, maxConnections, httpThreads, purgeInterval, tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, security,
                 tuning);
     }
@@ -188,6 +189,7 @@ public record NodeConfig(
                     longIn(NodeOption.ANTI_ENTROPY_BANDWIDTH, 1024, Long.MAX_VALUE),
                     millis(NodeOption.REQUEST_TIMEOUT, 1),
                     intIn(NodeOption.MAX_VALUE_BYTES, 0, Integer.MAX_VALUE - 1024),
+                    longIn(NodeOption.MIN_FREE_DISK, 0, Long.MAX_VALUE),
                     intIn(NodeOption.STORAGE_QUEUE, 1, 1 << 20),
                     intIn(NodeOption.STORAGE_READERS, 1, 256),
                     intIn(NodeOption.MAX_CONNECTIONS, 1, 10_000_000),

@@ -72,6 +72,10 @@ final class HintQueue implements BatchingWriter.Handler<HintQueue.Op> {
             accounting.dropped(peer, DropReason.SHUTTING_DOWN, 1);
             return;
         }
+        if (!limits.disk().tryWrite(size)) {
+            accounting.dropped(peer, DropReason.LOW_DISK, 1);
+            return;
+        }
         if (!accounting.reserveQueued(size)) {
             accounting.dropped(peer, DropReason.QUEUE_FULL, 1);
             return;

@@ -3,6 +3,7 @@ package io.kvorum.node.hints;
 import io.kvorum.node.coordinator.HintSink;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.storage.DiskSpace;
 import io.kvorum.node.storage.RecordCodec;
 import io.kvorum.node.time.Clock;
 import java.io.IOException;
@@ -54,7 +55,12 @@ public final class HintStore implements HintSink, AutoCloseable {
      * @param queueCapacity   hints and deletes waiting for the writer thread
      * @param queueBytes      bytes of hints waiting for the writer thread
      */
-    public record Limits(long maxBytesPerPeer, Duration maxAge, int queueCapacity, long queueBytes) {
+    public record Limits(long maxBytesPerPeer, Duration maxAge, int queueCapacity, long queueBytes, DiskSpace disk) {
+
+        /** Limits that leave the disk unchecked (tests). */
+        public Limits(long maxBytesPerPeer, Duration maxAge, int queueCapacity, long queueBytes) {
+            this(maxBytesPerPeer, maxAge, queueCapacity, queueBytes, DiskSpace.UNCHECKED);
+        }
     }
 
     /** Why a hint was dropped, as the drop log names it. */
@@ -62,6 +68,7 @@ public final class HintStore implements HintSink, AutoCloseable {
         PEER_FULL("the peer's hints reached --hint-max-bytes-per-peer"),
         EXPIRED("older than --hint-max-age"),
         QUEUE_FULL("the hint write queue is full"),
+        LOW_DISK("the data disk is at --min-free-disk"),
         WRITE_FAILED("writing it to disk failed"),
         SHUTTING_DOWN("the node is shutting down");
 

@@ -175,6 +175,7 @@ public final class NodeMetrics implements AutoCloseable {
     private final Counter readRepairs;
     private final Map<DigestFallback, Counter> digestFallbacks = new EnumMap<>(DigestFallback.class);
     private final Counter storageRejected;
+    private final Counter storageLowDiskRejected;
 
     /**
      * Registers every family, with a series for each of {@code members} where a family is labelled
@@ -217,6 +218,9 @@ public final class NodeMetrics implements AutoCloseable {
         }
         storageRejected = Counter.builder("kvorum.storage.rejected")
                 .description("Storage reads and writes refused because a queue was full (answered 503)")
+                .register(registry);
+        storageLowDiskRejected = Counter.builder("kvorum.storage.low.disk.rejected")
+                .description("Storage writes refused because the data disk was at --min-free-disk (answered 503)")
                 .register(registry);
         for (Direction d : Direction.values()) {
             antiEntropyRecords.put(d, Counter.builder("kvorum.anti.entropy.records")
@@ -417,6 +421,16 @@ public final class NodeMetrics implements AutoCloseable {
 
     public Counter storageRejected() {
         return storageRejected;
+    }
+
+    public Counter storageLowDiskRejected() {
+        return storageLowDiskRejected;
+    }
+
+    /** Reports the free bytes of the data directory's file system, as the node last read them. */
+    public void bindDiskFree(DoubleSupplier bytes) {
+        gauge("kvorum.storage.disk.free.bytes", "Free bytes of the data directory's file system, as last read (every 250 ms)",
+                Tags.empty(), bytes);
     }
 
     // ---- exposition ----

@@ -25,6 +25,11 @@ import org.slf4j.LoggerFactory;
  * thread (an event loop), which spares it two thread hand-offs; under load writes queue as before.
  * Reads and range cursors run on a small pool ({@code storage-reader-N}).
  *
+ * <p>Writes keep {@code --min-free-disk} free ({@link DiskSpace}): a client or replica write that
+ * would go below it fails at once with {@link StorageOverloadedException}, counted in
+ * {@code kvorum_storage_low_disk_rejected_total}. Purges are never refused: they are small, and
+ * dropping expired records is how space comes back.
+ *
  * <p>Both queues are bounded. When one is full the operation fails at once with
  * {@link StorageOverloadedException} and has had no effect; callers answer 503. Such refusals
  * count in {@code kvorum_storage_rejected_total}, and the queues' depths are reported as
@@ -36,12 +41,16 @@ public final class StorageService implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(StorageService.class);
     private static final int MAX_BATCH = 512;
+    /** What a record costs on disk beyond its key and value, about: its header and index entry. */
+    private static final int RECORD_OVERHEAD_BYTES = 64;
     private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
     private final LevelDbStore store;
     private final ThreadPoolExecutor readers;
     private final BatchingWriter<PendingMutation> writer;
     private final Counter rejected;
+    private final DiskSpace disk;
+    private final Counter lowDiskRejected;
     /** Whether a write may commit on its caller's thread when the writer is idle: not when each commit fsyncs. */
     private final boolean commitInline;
 
@@ -52,8 +61,15 @@ public final class StorageService implements AutoCloseable {
 
     /** @param metrics where refusals are counted and the queues' depths reported */
     public StorageService(LevelDbStore store, int readerThreads, int queueCapacity, NodeMetrics metrics) {
+        this(store, readerThreads, queueCapacity, DiskSpace.UNCHECKED, metrics);
+    }
+
+    /** @param disk what writes must leave free on the data directory's file system */
+    public StorageService(LevelDbStore store, int readerThreads, int queueCapacity, DiskSpace disk, NodeMetrics metrics) {
         this.store = store;
         this.rejected = metrics.storageRejected();
+        this.disk = disk;
+        this.lowDiskRejected = metrics.storageLowDiskRejected();
         this.commitInline = !store.fsync();
         this.readers = NodeThreads.bounded("storage-reader", readerThreads, queueCapacity);
         this.writer = new BatchingWriter<>(task -> NodeThreads.single("storage-writer", task), queueCapacity,
@@ -92,8 +108,16 @@ public final class StorageService implements AutoCloseable {
         return result;
     }
 
-    /** Stores {@code record} unless a newer version is stored; completes with whether it was stored. */
+    /**
+     * Stores {@code record} unless a newer version is stored; completes with whether it was stored.
+     * Fails with {@link StorageOverloadedException}, without effect, when the queue is full or the
+     * disk is at its reserve.
+     */
     public CompletableFuture<Boolean> write(byte[] key, Record record) {
+        if (!disk.tryWrite(key.length + record.value().length + RECORD_OVERHEAD_BYTES)) {
+            lowDiskRejected.increment();
+            return CompletableFuture.failedFuture(new StorageOverloadedException(disk.refusal()));
+        }
         return submit(new Mutation.Put(key, record));
     }
 
@@ -125,6 +149,11 @@ public final class StorageService implements AutoCloseable {
 
     public LevelDbStore store() {
         return store;
+    }
+
+    /** What writes leave free on the data directory's file system. */
+    public DiskSpace disk() {
+        return disk;
     }
 
     private void commit(List<PendingMutation> batch) {

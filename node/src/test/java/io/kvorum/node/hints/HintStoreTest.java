@@ -11,6 +11,7 @@ import io.kvorum.node.hints.HintStore.DropReason;
 import io.kvorum.node.hints.HintStore.Hint;
 import io.kvorum.node.hints.HintStore.Limits;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.storage.DiskSpace;
 import io.kvorum.node.time.ManualClock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -19,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
@@ -224,6 +226,19 @@ class HintStoreTest {
         store.flush().get();
         assertThat(store.read("n2", 0, 10)).extracting(HintStoreTest::keyOf).containsExactly("small");
         assertThat(store.droppedByReason()).containsEntry(DropReason.QUEUE_FULL, 1L);
+    }
+
+    @Test
+    void aHintThatWouldGoUnderTheDisksReserveIsDropped() throws Exception {
+        AtomicLong free = new AtomicLong(10_000);
+        DiskSpace disk = new DiskSpace(free::get, 9_000);
+        HintStore store = open(new Limits(1L << 30, Duration.ofHours(3), 1024, 64L << 20, disk));
+        store.hint("n2", "fits".getBytes(StandardCharsets.UTF_8), value(1, "v"));
+        store.hint("n2", "big".getBytes(StandardCharsets.UTF_8),
+                Record.value(2, "n1", new byte[4096], Record.NEVER_EXPIRES));
+        store.flush().get();
+        assertThat(store.read("n2", 0, 10)).extracting(HintStoreTest::keyOf).containsExactly("fits");
+        assertThat(store.droppedByReason()).containsEntry(DropReason.LOW_DISK, 1L);
     }
 
     @Test

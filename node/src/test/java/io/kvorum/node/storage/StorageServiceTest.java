@@ -1,5 +1,6 @@
 package io.kvorum.node.storage;
 
+import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.model.Record;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -14,6 +15,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -238,5 +240,28 @@ class StorageServiceTest {
         CompletableFuture<String> readerName = new CompletableFuture<>();
         storage.readExecutor().execute(() -> readerName.complete(Thread.currentThread().getName()));
         assertThat(readerName.get(10, TimeUnit.SECONDS)).startsWith("storage-reader");
+    }
+
+    @Test
+    void atTheDisksReserveWritesAreRefusedWithoutEffectAndReadsAndPurgesGoOn() throws Exception {
+        AtomicLong free = new AtomicLong(1L << 30);
+        DiskSpace disk = new DiskSpace(free::get, 1L << 20);
+        storage = new StorageService(LevelDbStore.open(dir, false, 1 << 20), 1, 16, disk,
+                NodeMetrics.unregistered());
+        Record kept = value(1, "kept");
+        assertThat(storage.write(key("a"), kept).get(5, TimeUnit.SECONDS)).isTrue();
+
+        free.set((1L << 20) - 1);
+        disk.check();
+        Throwable refused = failureOf(storage.write(key("b"), value(2, "refused")));
+        assertThat(refused).isInstanceOf(StorageOverloadedException.class)
+                .hasMessageContaining("--min-free-disk 1048576").hasMessageContaining("bytes free");
+        assertThat(storage.read(key("b")).get(5, TimeUnit.SECONDS)).as("the refused write had no effect").isNull();
+        assertThat(storage.read(key("a")).get(5, TimeUnit.SECONDS)).isEqualTo(kept);
+        assertThat(storage.purge(key("a"), kept, null).get(5, TimeUnit.SECONDS)).as("purges give space back").isTrue();
+
+        free.set(1L << 30);
+        disk.check();
+        assertThat(storage.write(key("b"), value(3, "later")).get(5, TimeUnit.SECONDS)).isTrue();
     }
 }
