@@ -1,10 +1,12 @@
 package io.kvorum.it;
 
 import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.ContainerNetwork;
 import com.github.dockerjava.api.model.ExposedPort;
+import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Mount;
 import com.github.dockerjava.api.model.MountType;
@@ -19,6 +21,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -138,6 +141,11 @@ public final class ClusterNode {
                 // Names the embedded DNS cannot answer (a partitioned peer) go to the container's own
                 // loopback, where nothing listens: no lookup ever leaves the machine.
                 .withDns("127.0.0.1");
+        long tmpfs = cluster.spec().dataTmpfsBytes();
+        if (tmpfs > 0) {
+            // Owned by the image's user: Docker 20.10 ignores a tmpfs mode, and the default is root's 0755.
+            host.withTmpFs(Map.of("/data", "size=" + tmpfs + ",uid=10001,gid=10001"));
+        }
         int files = cluster.spec().openFileLimit();
         if (files > 0) {
             host.withUlimits(List.of(new Ulimit("nofile", (long) files, (long) files)));
@@ -154,12 +162,19 @@ public final class ClusterNode {
 
     /** The data volume, and for a secured cluster its certificates, read-only. */
     private List<Mount> mounts() {
+        if (cluster.spec().dataTmpfsBytes() > 0) {
+            return cluster.spec().isSecured() ? List.of(tlsMount()) : List.of();
+        }
         Mount data = new Mount().withType(MountType.VOLUME).withSource(volume).withTarget("/data");
         if (!cluster.spec().isSecured()) {
             return List.of(data);
         }
-        return List.of(data, new Mount().withType(MountType.BIND).withSource(cluster.spec().tlsDir().toString())
-                .withTarget(TLS_MOUNT).withReadOnly(true));
+        return List.of(data, tlsMount());
+    }
+
+    private Mount tlsMount() {
+        return new Mount().withType(MountType.BIND).withSource(cluster.spec().tlsDir().toString())
+                .withTarget(TLS_MOUNT).withReadOnly(true);
     }
 
     private void connectPeerNetwork() {
@@ -349,6 +364,22 @@ public final class ClusterNode {
 
     InspectContainerResponse inspect() {
         return docker.inspectContainerCmd(containerId).exec();
+    }
+
+    /** Runs {@code command} in the running container (its image has bash and few tools) and returns its exit code. */
+    public int exec(String... command) {
+        String execId = docker.execCreateCmd(containerId).withCmd(command).withAttachStdout(true).withAttachStderr(true)
+                .exec().getId();
+        try {
+            if (!docker.execStartCmd(execId).exec(new ResultCallback.Adapter<Frame>()).awaitCompletion(60, TimeUnit.SECONDS)) {
+                throw new AssertionError("'" + String.join(" ", command) + "' in " + containerName + " did not end within 60 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+        Long code = docker.inspectExecCmd(execId).exec().getExitCodeLong();
+        return code == null ? -1 : code.intValue();
     }
 
     /** Everything the node wrote to stdout and stderr, across restarts and wipes. */

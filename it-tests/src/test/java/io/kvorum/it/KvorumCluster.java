@@ -71,6 +71,7 @@ public final class KvorumCluster implements AutoCloseable {
         private String token;
         private boolean imageJvm;
         private int openFileLimit;
+        private long dataTmpfsBytes;
 
         private Spec(int size) {
             if (size < 1 || size > 9) {
@@ -117,6 +118,20 @@ public final class KvorumCluster implements AutoCloseable {
 
         public int size() {
             return size;
+        }
+
+        /**
+         * Each node keeps its data in a tmpfs of {@code bytes} instead of a volume, so that a test can
+         * fill its file system; the data does not survive a stop.
+         */
+        public Spec dataTmpfs(long bytes) {
+            this.dataTmpfsBytes = bytes;
+            return this;
+        }
+
+        /** The size of {@link #dataTmpfs}, or 0 for a volume. */
+        public long dataTmpfsBytes() {
+            return dataTmpfsBytes;
         }
 
         /** The limit of {@link #openFileLimit}, or 0 for Docker's default. */
