@@ -54,6 +54,7 @@ public final class HintStore implements HintSink, AutoCloseable {
      * @param maxAge          how long a hint is kept undelivered
      * @param queueCapacity   hints and deletes waiting for the writer thread
      * @param queueBytes      bytes of hints waiting for the writer thread
+     * @param disk            what hint writes leave free on the data directory's file system
      */
     public record Limits(long maxBytesPerPeer, Duration maxAge, int queueCapacity, long queueBytes, DiskSpace disk) {
 
