@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.LongAdder;
  * included, and LevelDB fails writes on connections already open because it cannot open its next
  * log. Past the bound a new connection is {@linkplain Admission#REFUSED refused}: its first
  * request is answered {@code 503} with {@code Retry-After} ({@link TooManyConnectionsException})
- * and it is closed. A refused connection holds a descriptor until it closes, a few seconds at
- * most; at most {@link #refusalsAtOnce} are held at a time, and a connection past those is
+ * and it is closed. A refused connection holds a descriptor until it closes, 10 s at most
+ * ({@link GatewayChannelInitializer#REFUSED_SECONDS}); at most {@link #refusalsAtOnce} are held at a time, and a connection past those is
  * {@linkplain Admission#DROPPED closed at once}, unanswered.
  *
  * <p>Thread-safe, lock-free: connections on every event loop share one.
