@@ -204,7 +204,7 @@ public final class KvorumNode implements AutoCloseable {
         BearerTokens tokens = bearerTokens(config.security(), executors.maintenance);
         HttpGateway gateway = new HttpGateway(coordinator,
                 new MembershipAdmin(cluster, new Cleanup(storage, cluster::membership, selfId), executors.maintenance),
-                clock, config.maxValueBytes(), config.maxConnections(), loops,
+                clock, config.maxValueBytes(), config.maxConnections(), tuning.rangeBatchBytes(), loops,
                 () -> {
                     Membership now = cluster.membership();
                     boolean alone = now.topology().size() < 2; // as documented: no peers, hints or rounds

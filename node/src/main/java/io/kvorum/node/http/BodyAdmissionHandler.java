@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Decides from a request's headers whether its body is read at all, holds one connection's request
- * bodies to the gateway-wide {@link RequestBodyBudget}, and gives each body a bounded time to
+ * bodies to the gateway-wide {@link ByteBudget}, and gives each body a bounded time to
  * arrive. It sits after the HTTP codec and before the aggregator.
  *
  * <p>On a node that asks for bearer tokens, a request with a body and without a valid token is
@@ -71,7 +71,7 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
     static final int REQUEST_SECONDS = 60;
     static final int LINGER_SECONDS = 2;
 
-    private final RequestBodyBudget budget;
+    private final ByteBudget budget;
     private final int maxValueBytes;
     private final BearerTokens tokens;
     /** Non-null on a refused connection: why every request on it is refused. */
@@ -89,11 +89,11 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
     private ScheduledFuture<?> requestDeadline;
 
     /** @param tokens the bearer tokens the node asks for, or null for none */
-    BodyAdmissionHandler(RequestBodyBudget budget, int maxValueBytes, BearerTokens tokens) {
+    BodyAdmissionHandler(ByteBudget budget, int maxValueBytes, BearerTokens tokens) {
         this(budget, maxValueBytes, tokens, null);
     }
 
-    private BodyAdmissionHandler(RequestBodyBudget budget, int maxValueBytes, BearerTokens tokens,
+    private BodyAdmissionHandler(ByteBudget budget, int maxValueBytes, BearerTokens tokens,
                                  RuntimeException refusal) {
         this.budget = budget;
         this.maxValueBytes = maxValueBytes;
@@ -103,7 +103,7 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
 
     /** The stage of a connection the gateway refused: its first request is answered with {@code why}. */
     static BodyAdmissionHandler refusingEvery(RuntimeException why) {
-        return new BodyAdmissionHandler(new RequestBodyBudget(1), 0, null, why);
+        return new BodyAdmissionHandler(new ByteBudget(1), 0, null, why);
     }
 
     /** The stage to put before the codec, so that this one knows when bytes came in. One per connection. */

@@ -8,6 +8,7 @@ import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
@@ -36,6 +37,14 @@ import org.slf4j.LoggerFactory;
  * start until its answer is written or the connection closes. A client operation whose answer was
  * written (the last chunk, for a range) is counted by {@link RequestMetering} with its status and
  * latency; one whose connection closed first is not, as nobody was answered.
+ *
+ * <p>The complete answer to a {@code GET} holds its body in the gateway-wide {@link ByteBudget} of
+ * answers from the moment it is written until its last byte has gone to the socket (or the
+ * connection closed): a client that asks for a large value and does not read it keeps the value
+ * in the node's memory meanwhile. An answer that does not fit is replaced by a 503, which is true
+ * of a {@code GET}: it had no effect. The answers to other methods, whose effect has taken place,
+ * are always sent; they are small. A streamed range holds its batches in the same budget
+ * ({@link RangeResponder}).
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
@@ -44,20 +53,31 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final Function<FullHttpRequest, Answer> router;
     private final InFlightRequests inFlight;
     private final RequestMetering metering;
+    private final ByteBudget answers;
+    private final long rangePullBytes;
     private final ArrayDeque<FullHttpRequest> queued = new ArrayDeque<>();
     private boolean busy;
     private boolean keepAlive;
+    /** Whether the request in progress is a GET, whose answer may be refused for want of memory. */
+    private boolean safe;
     private RangeResponder range;
     /** The request in progress: its operation (null if it is none), when it started, and the status it was answered. */
     private NodeMetrics.Op op;
     private long startNanos;
     private int status;
 
-    /** @param router decides the answer to a request without blocking; reads the request only before returning */
-    ConnectionHandler(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight, RequestMetering metering) {
+    /**
+     * @param router  decides the answer to a request without blocking; reads the request only before returning
+     * @param answers the bytes of answer bodies that all connections may hold unsent at once
+     * @param rangePullBytes the most a batch of a range may hold, reserved in {@code answers} before it is read
+     */
+    ConnectionHandler(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight, RequestMetering metering,
+                      ByteBudget answers, long rangePullBytes) {
         this.router = router;
         this.inFlight = inFlight;
         this.metering = metering;
+        this.answers = answers;
+        this.rangePullBytes = rangePullBytes;
     }
 
     @Override
@@ -78,6 +98,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         busy = true;
         inFlight.started();
         keepAlive = HttpUtil.isKeepAlive(request);
+        safe = HttpMethod.GET.equals(request.method());
         startNanos = System.nanoTime();
         try {
             op = metering.operations().apply(request); // a request refused as malformed counts too
@@ -93,7 +114,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             }
             Answer answer = router.apply(request);
             if (answer instanceof Answer.Streamed streamed) {
-                range = new RangeResponder(ctx, streamed.entries(), this);
+                range = new RangeResponder(ctx, streamed.entries(), this, answers, rangePullBytes);
                 range.start();
             } else {
                 answer(ctx, ((Answer.Complete) answer).response());
@@ -116,11 +137,30 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** Writes a complete answer to the request in progress. Event loop only. */
+    /**
+     * Writes a complete answer to the request in progress; for a GET, a 503 instead if its body
+     * does not fit the budget of answers. Event loop only.
+     */
     void respond(ChannelHandlerContext ctx, FullHttpResponse response) {
+        int bytes = safe ? response.content().readableBytes() : 0;
+        if (!answers.tryReserve(bytes)) {
+            response.release();
+            response = answersOverloaded();
+            bytes = 0;
+        }
         status = response.status().code();
         HttpUtil.setKeepAlive(response, keepAlive);
-        ctx.writeAndFlush(response).addListener(f -> finished(ctx));
+        int held = bytes;
+        ctx.writeAndFlush(response).addListener(f -> {
+            answers.release(held);
+            finished(ctx);
+        });
+    }
+
+    /** The 503 for a GET whose answer does not fit the budget of answers. */
+    FullHttpResponse answersOverloaded() {
+        return Responses.overloaded("the answers not yet read by their clients reached this node's limit of "
+                + answers.limit() + " bytes");
     }
 
     /** Begins a streamed answer (the headers). Event loop only. */

@@ -47,12 +47,13 @@ import java.util.function.Function;
  *       headers;</li>
  *   <li>{@code keep-alive}: HTTP/1.1 persistent connections;</li>
  *   <li>{@code body-admission}: refuses a body before it is read when it has no valid bearer token
- *       (401) or does not fit the {@link RequestBodyBudget} of all connections (503), and closes a
+ *       (401) or does not fit the {@link ByteBudget} of all connections (503), and closes a
  *       connection whose request does not arrive whole in time ({@link BodyAdmissionHandler});</li>
  *   <li>{@code aggregator}: assembles the body up to {@code --max-value-bytes}, refusing a larger
  *       one from the Content-Length before buffering it (the connection handler answers 413 in turn);</li>
- *   <li>{@code connection}: answers the requests in order, as the {@link RequestRouter} decides
- *       ({@link ConnectionHandler}).</li>
+ *   <li>{@code connection}: answers the requests in order, as the {@link RequestRouter} decides,
+ *       and holds the answers to GETs within the {@link ByteBudget} of answers of all connections
+ *       until they are sent (503 when they do not fit; {@link ConnectionHandler}).</li>
  * </ol>
  */
 final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
@@ -67,7 +68,9 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
     private final InFlightRequests inFlight;
     private final RequestMetering metering;
     private final int maxValueBytes;
-    private final RequestBodyBudget bodyBudget;
+    private final ByteBudget bodyBudget;
+    private final ByteBudget answerBudget;
+    private final long rangePullBytes;
     private final BearerTokens tokens;
     private final ChannelGroup openChannels;
     private final ConnectionLimit connections;
@@ -77,20 +80,24 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
      * @param router       what answers each request ({@link RequestRouter#route} but in tests)
      * @param metering     counts the client operations answered
      * @param bodyBudget   the bytes of request bodies all connections may hold at once
+     * @param answerBudget the bytes of answer bodies all connections may hold unsent at once
+     * @param rangePullBytes the most one batch of a range may hold
      * @param tokens       the bearer tokens the node asks for, or null for none: a body without one is not read
      * @param openChannels every accepted connection is added here, so shutdown can close them
      * @param connections  how many connections are served at once
      * @param tls          the HTTPS context, or null to serve plain HTTP
      */
     GatewayChannelInitializer(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight,
-                              RequestMetering metering, int maxValueBytes, RequestBodyBudget bodyBudget,
-                              BearerTokens tokens, ChannelGroup openChannels, ConnectionLimit connections,
+                              RequestMetering metering, int maxValueBytes, ByteBudget bodyBudget,
+                              ByteBudget answerBudget, long rangePullBytes, BearerTokens tokens, ChannelGroup openChannels, ConnectionLimit connections,
                               SslContext tls) {
         this.router = router;
         this.inFlight = inFlight;
         this.metering = metering;
         this.maxValueBytes = maxValueBytes;
         this.bodyBudget = bodyBudget;
+        this.answerBudget = answerBudget;
+        this.rangePullBytes = rangePullBytes;
         this.tokens = tokens;
         this.openChannels = openChannels;
         this.connections = connections;
@@ -133,7 +140,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
         p.addLast("body-admission", bodies);
         p.addLast("aggregator", new BodyLimit(maxValueBytes, metering));
-        p.addLast("connection", new ConnectionHandler(router, inFlight, metering));
+        p.addLast("connection", new ConnectionHandler(router, inFlight, metering, answerBudget, rangePullBytes));
     }
 
     /** The aggregator, with the SPEC's plain-text 413 instead of Netty's empty one. */

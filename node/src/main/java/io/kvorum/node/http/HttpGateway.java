@@ -38,7 +38,9 @@ public final class HttpGateway {
     private final RequestMetering metering;
     private final InFlightRequests inFlight = new InFlightRequests();
     private final int maxValueBytes;
-    private final RequestBodyBudget bodyBudget;
+    private final ByteBudget bodyBudget;
+    private final ByteBudget answerBudget;
+    private final long rangePullBytes;
     private final ConnectionLimit connections;
     private final TlsFiles tls;
     private final BearerTokens tokens;
@@ -60,7 +62,7 @@ public final class HttpGateway {
      * @param tokens  the bearer tokens every request but {@code GET /v0/status} must carry, or null for none
      */
     public HttpGateway(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
-                       int maxValueBytes, int maxConnections, EventLoops loops, Supplier<NodeStatus> status,
+                       int maxValueBytes, int maxConnections, int rangeBatchBytes, EventLoops loops, Supplier<NodeStatus> status,
                        Supplier<CompletableFuture<RepairReport>> repair, NodeMetrics metrics,
                        TlsFiles tls, BearerTokens tokens) {
         this.router = new RequestRouter(coordinator, cluster, clock, status, repair,
@@ -68,7 +70,11 @@ public final class HttpGateway {
         this.metering = RequestMetering.of(metrics);
         metrics.bindRequestsInFlight(inFlight::count);
         this.maxValueBytes = maxValueBytes;
-        this.bodyBudget = RequestBodyBudget.forThisProcess(maxValueBytes);
+        this.bodyBudget = ByteBudget.forThisProcess(maxValueBytes);
+        this.answerBudget = ByteBudget.forThisProcess(maxValueBytes);
+        this.rangePullBytes = (long) rangeBatchBytes + maxValueBytes; // a batch ends past its size, by one entry at most
+        metrics.bindHttpBodyBytes("request", bodyBudget::held, bodyBudget.limit());
+        metrics.bindHttpBodyBytes("answer", answerBudget::held, answerBudget.limit());
         long openFiles = ConnectionLimit.openFileLimit();
         this.connections = new ConnectionLimit(ConnectionLimit.effective(maxConnections, openFiles),
                 ConnectionLimit.REFUSALS_AT_ONCE);
@@ -96,7 +102,7 @@ public final class HttpGateway {
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
                 .childHandler(new GatewayChannelInitializer(
                         BearerAuthentication.guard(tokens, router::route), inFlight, metering, maxValueBytes, bodyBudget,
-                        tokens, channels, connections, https));
+                        answerBudget, rangePullBytes, tokens, channels, connections, https));
         try {
             serverChannel = bootstrap.bind(bindAddress, port).sync().channel();
         } catch (Exception e) {

@@ -3,6 +3,7 @@ package io.kvorum.node.http;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -14,11 +15,17 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Streams a range answer (SPEC §4): one chunk per entry, {@code <key>\n<value>}, with
  * backpressure. The next batch is pulled from the {@link EntryStream} only while the channel is
  * writable, so a slow reader holds at most one batch plus Netty's high-water mark in memory.
+ *
+ * <p>Over all connections, batches count in the gateway's {@link ByteBudget} of answers: a pull
+ * first reserves the most a batch may hold, the batch then holds its actual size until its last
+ * chunk has been sent. A range whose first batch does not fit is answered 503 (nothing was sent);
+ * later, it waits and tries again every {@value #RETRY_MILLIS} ms.
  *
  * <p>Failure before the first chunk is an ordinary error answer; after it, the connection is
  * closed without the terminating zero-length chunk, so the client sees a truncated stream, never a
@@ -27,17 +34,25 @@ import java.util.List;
  */
 final class RangeResponder {
 
+    static final int RETRY_MILLIS = 10;
+
     private final ChannelHandlerContext ctx;
     private final EntryStream stream;
     private final ConnectionHandler connection;
+    private final ByteBudget answers;
+    private final long pullBytes;
     private boolean headersSent;
     private boolean waitingForWritability;
     private boolean over;
 
-    RangeResponder(ChannelHandlerContext ctx, EntryStream stream, ConnectionHandler connection) {
+    /** @param pullBytes the most one batch of {@code stream} may hold: reserved in {@code answers} before each pull */
+    RangeResponder(ChannelHandlerContext ctx, EntryStream stream, ConnectionHandler connection, ByteBudget answers,
+                   long pullBytes) {
         this.ctx = ctx;
         this.stream = stream;
         this.connection = connection;
+        this.answers = answers;
+        this.pullBytes = pullBytes;
     }
 
     void start() {
@@ -45,10 +60,35 @@ final class RangeResponder {
     }
 
     private void pull() {
+        if (!answers.tryReserve(pullBytes)) {
+            if (headersSent) {
+                ctx.executor().schedule(this::pullWhenWritable, RETRY_MILLIS, TimeUnit.MILLISECONDS);
+            } else {
+                over = true;
+                stream.close();
+                connection.respond(ctx, connection.answersOverloaded());
+            }
+            return;
+        }
         stream.next().whenCompleteAsync(this::onBatch, ctx.executor());
     }
 
+    private void pullWhenWritable() {
+        if (over) {
+            return;
+        }
+        if (ctx.channel().isWritable()) {
+            pull();
+        } else {
+            waitingForWritability = true;
+        }
+    }
+
+    /** Holds {@link #pullBytes} of the budget on entry. */
     private void onBatch(List<Entry> batch, Throwable error) {
+        if (over || error != null || batch.isEmpty()) {
+            answers.release(pullBytes);
+        }
         if (over) {
             return; // the client went away while this batch was read
         }
@@ -75,6 +115,8 @@ final class RangeResponder {
             ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(f -> connection.finished(ctx));
             return;
         }
+        long written = 0;
+        ChannelFuture lastWrite = null;
         for (Entry e : batch) {
             if (containsNewline(e.key())) {
                 continue; // cannot be framed; served by the entity API only (SPEC §4)
@@ -82,7 +124,13 @@ final class RangeResponder {
             byte[] value = e.record().value();
             ByteBuf chunk = ctx.alloc().buffer(e.key().length + 1 + value.length);
             chunk.writeBytes(e.key()).writeByte('\n').writeBytes(value);
-            ctx.write(new DefaultHttpContent(chunk));
+            written += chunk.readableBytes();
+            lastWrite = ctx.write(new DefaultHttpContent(chunk));
+        }
+        answers.resize(pullBytes, written);
+        if (lastWrite != null) {
+            long held = written;
+            lastWrite.addListener(f -> answers.release(held)); // writes complete in order, failed ones too
         }
         ctx.flush();
         if (ctx.channel().isWritable()) {

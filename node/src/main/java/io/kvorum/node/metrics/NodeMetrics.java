@@ -295,6 +295,18 @@ public final class NodeMetrics implements AutoCloseable {
                 .register(registry);
     }
 
+    /**
+     * Reports the bytes of bodies the gateway holds over all its connections, and the most it holds
+     * before it answers 503: {@code body} is "request" (bodies of requests not yet answered) or
+     * "answer" (bodies of answers to GETs not yet sent).
+     */
+    public void bindHttpBodyBytes(String body, DoubleSupplier held, long limit) {
+        Tags tags = Tags.of("body", body);
+        gauge("kvorum.http.body.bytes", "Bytes of bodies held over all client HTTP connections", tags, held);
+        gauge("kvorum.http.body.bytes.limit", "Most bytes of bodies held over all client HTTP connections", tags,
+                () -> limit);
+    }
+
     /** Reports the requests in progress over the gateway's connections. */
     public void bindRequestsInFlight(DoubleSupplier inFlight) {
         gauge("kvorum.http.requests.in.flight", "Client requests in progress over all HTTP connections", Tags.empty(),

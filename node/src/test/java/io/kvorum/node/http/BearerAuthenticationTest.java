@@ -83,13 +83,13 @@ class BearerAuthenticationTest {
     }
 
     /** A connection as the gateway builds it on a node that asks for tokens: gated before the body too. */
-    private EmbeddedConnection gatewayConnection(RequestBodyBudget budget) throws Exception {
+    private EmbeddedConnection gatewayConnection(ByteBudget budget) throws Exception {
         return new EmbeddedConnection(this::route, budget, BearerTokens.load(dir.resolve("tokens")));
     }
 
     @Test
     void aBodyWithoutAValidTokenIsRefusedBeforeItIsRead() throws Exception {
-        RequestBodyBudget budget = new RequestBodyBudget(1 << 20);
+        ByteBudget budget = new ByteBudget(1 << 20);
         try (EmbeddedConnection gateway = gatewayConnection(budget)) {
             gateway.send("PUT /v0/entity?id=k HTTP/1.1\r\n" + HOST + "Authorization: Bearer wrong\r\n"
                     + "Content-Length: 1000\r\n\r\n");
@@ -106,7 +106,7 @@ class BearerAuthenticationTest {
 
     @Test
     void withATokenABodyIsReadAndWithoutABodyTheGateAnswersAndKeepsTheConnection() throws Exception {
-        try (EmbeddedConnection gateway = gatewayConnection(new RequestBodyBudget(1 << 20))) {
+        try (EmbeddedConnection gateway = gatewayConnection(new ByteBudget(1 << 20))) {
             gateway.send(request("GET", "/v0/entity?id=k", null));
             assertThat(gateway.response().status()).isEqualTo(401);
             assertThat(gateway.isOpen()).isTrue();

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The gateway-wide bound on request bodies ({@link RequestBodyBudget}, {@link BodyAdmissionHandler})
+ * The gateway-wide bound on request bodies ({@link ByteBudget}, {@link BodyAdmissionHandler})
  * through the real pipeline: two connections share a budget of 1,500 bytes. A body is held from
  * its headers to its answer; a request whose body does not fit is answered 503 without its body
  * being read, and nothing it sent is lost or left held.
@@ -28,7 +28,7 @@ class BodyBudgetTest {
 
     private static final int BUDGET = 1500;
 
-    private final RequestBodyBudget budget = new RequestBodyBudget(BUDGET);
+    private final ByteBudget budget = new ByteBudget(BUDGET);
     private final Map<String, CompletableFuture<FullHttpResponse>> pending = new HashMap<>();
     private final List<String> routedBodies = new ArrayList<>();
     private final EmbeddedConnection first = new EmbeddedConnection(this::route, budget, null);

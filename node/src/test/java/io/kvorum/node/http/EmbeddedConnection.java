@@ -3,6 +3,9 @@ package io.kvorum.node.http;
 import io.kvorum.node.security.BearerTokens;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -10,8 +13,11 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseDecoder;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -26,10 +32,13 @@ import java.util.function.Function;
 final class EmbeddedConnection implements AutoCloseable {
 
     static final int MAX_VALUE_BYTES = 1024;
+    /** What a pull of a range reserves in the budget of answers. */
+    static final int RANGE_PULL_BYTES = 2 * MAX_VALUE_BYTES;
     static final String HOST = "Host: 127.0.0.1\r\n";
 
     final InFlightRequests inFlight = new InFlightRequests();
     private final EmbeddedChannel server;
+    private final SocketBuffer socket = new SocketBuffer();
     private final EmbeddedChannel client = new EmbeddedChannel(new HttpResponseDecoder(),
             new HttpObjectAggregator(1 << 20));
 
@@ -38,27 +47,37 @@ final class EmbeddedConnection implements AutoCloseable {
     }
 
     EmbeddedConnection(Function<FullHttpRequest, Answer> router) {
-        this(router, new RequestBodyBudget(1L << 30), null);
+        this(router, unbounded(), unbounded(), null, new ConnectionLimit(1000, 0));
     }
 
     /**
      * A connection whose bodies count in {@code bodyBudget}, which other connections may share, on
      * a node that asks for {@code tokens} (null: none; the router is then guarded as the gateway guards it).
      */
-    EmbeddedConnection(Function<FullHttpRequest, Answer> router, RequestBodyBudget bodyBudget, BearerTokens tokens) {
-        this(router, bodyBudget, tokens, new ConnectionLimit(1000, 0));
+    EmbeddedConnection(Function<FullHttpRequest, Answer> router, ByteBudget bodyBudget, BearerTokens tokens) {
+        this(router, bodyBudget, unbounded(), tokens, new ConnectionLimit(1000, 0));
     }
 
     /** A connection that counts in {@code connections}, which other connections may share. */
     EmbeddedConnection(Function<FullHttpRequest, Answer> router, ConnectionLimit connections) {
-        this(router, new RequestBodyBudget(1L << 30), null, connections);
+        this(router, unbounded(), unbounded(), null, connections);
     }
 
-    private EmbeddedConnection(Function<FullHttpRequest, Answer> router, RequestBodyBudget bodyBudget,
-                               BearerTokens tokens, ConnectionLimit connections) {
+    /** A connection whose unsent answers count in {@code answerBudget}, which other connections may share. */
+    static EmbeddedConnection answeringWithin(Function<FullHttpRequest, Answer> router, ByteBudget answerBudget) {
+        return new EmbeddedConnection(router, unbounded(), answerBudget, null, new ConnectionLimit(1000, 0));
+    }
+
+    private EmbeddedConnection(Function<FullHttpRequest, Answer> router, ByteBudget bodyBudget,
+                               ByteBudget answerBudget, BearerTokens tokens, ConnectionLimit connections) {
         server = new EmbeddedChannel(new GatewayChannelInitializer(BearerAuthentication.guard(tokens, router), inFlight,
-                RequestMetering.NONE, MAX_VALUE_BYTES, bodyBudget, tokens,
+                RequestMetering.NONE, MAX_VALUE_BYTES, bodyBudget, answerBudget, RANGE_PULL_BYTES, tokens,
                 new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), connections, null));
+        server.pipeline().addFirst("socket", socket);
+    }
+
+    private static ByteBudget unbounded() {
+        return new ByteBudget(1L << 30);
     }
 
     /** Bytes from the client, as they would arrive on the socket. */
@@ -103,6 +122,20 @@ final class EmbeddedConnection implements AutoCloseable {
         server.runScheduledPendingTasks();
     }
 
+    /**
+     * The client stops reading: what the node writes from now on stays unsent, as in a full socket
+     * buffer, and its writes do not complete until {@link #resumeReading}.
+     */
+    void stopReading() {
+        socket.full = true;
+    }
+
+    /** The client reads again: what was held is sent. */
+    void resumeReading() {
+        socket.drain();
+        server.runPendingTasks();
+    }
+
     /** The client goes away. */
     void disconnect() {
         server.close();
@@ -112,5 +145,53 @@ final class EmbeddedConnection implements AutoCloseable {
     public void close() {
         server.finishAndReleaseAll();
         client.finishAndReleaseAll();
+    }
+
+    /** The socket's send buffer, at the head of the pipeline: it can fill up. Closing fails what it holds, as Netty does. */
+    private static final class SocketBuffer extends ChannelOutboundHandlerAdapter {
+        private final ArrayDeque<Object> messages = new ArrayDeque<>();
+        private final ArrayDeque<ChannelPromise> promises = new ArrayDeque<>();
+        private ChannelHandlerContext ctx;
+        boolean full;
+
+        @Override
+        public void handlerAdded(ChannelHandlerContext ctx) {
+            this.ctx = ctx;
+        }
+
+        @Override
+        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+            if (full) {
+                messages.add(msg);
+                promises.add(promise);
+            } else {
+                ctx.write(msg, promise);
+            }
+        }
+
+        @Override
+        public void flush(ChannelHandlerContext ctx) {
+            if (!full) {
+                ctx.flush();
+            }
+        }
+
+        @Override
+        public void close(ChannelHandlerContext ctx, ChannelPromise promise) {
+            Object msg;
+            while ((msg = messages.poll()) != null) {
+                ReferenceCountUtil.release(msg);
+                promises.poll().tryFailure(new ClosedChannelException());
+            }
+            ctx.close(promise);
+        }
+
+        void drain() {
+            full = false;
+            while (!messages.isEmpty()) {
+                ctx.write(messages.poll(), promises.poll());
+            }
+            ctx.flush();
+        }
     }
 }

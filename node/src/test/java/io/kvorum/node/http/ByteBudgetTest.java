@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-class RequestBodyBudgetTest {
+class ByteBudgetTest {
 
     @Test
     void reservationsFitOrTakeNothing() {
-        RequestBodyBudget budget = new RequestBodyBudget(100);
+        ByteBudget budget = new ByteBudget(100);
         assertThat(budget.tryReserve(60)).isTrue();
         assertThat(budget.tryReserve(41)).isFalse();
         assertThat(budget.held()).as("a refused reservation takes nothing").isEqualTo(60);
@@ -23,9 +23,9 @@ class RequestBodyBudgetTest {
     @Test
     void aProcessBudgetIsAQuarterOfItsMemoryAndAlwaysFitsTwoOfTheLargestBodies() {
         long heap = Runtime.getRuntime().maxMemory();
-        assertThat(RequestBodyBudget.forThisProcess(1024).limit()).isLessThanOrEqualTo(heap / 4).isPositive();
+        assertThat(ByteBudget.forThisProcess(1024).limit()).isLessThanOrEqualTo(heap / 4).isPositive();
 
         int huge = (int) Math.min(Integer.MAX_VALUE, heap);
-        assertThat(RequestBodyBudget.forThisProcess(huge).limit()).isEqualTo(2L * huge);
+        assertThat(ByteBudget.forThisProcess(huge).limit()).isEqualTo(2L * huge);
     }
 }
