@@ -177,6 +177,8 @@ public final class LocalCluster implements AutoCloseable {
                 .jvmOptions("-XX:+AlwaysPreTouch")
                 // ZGC, as ./kvorum run, unless --node-jvm-opt picks another collector (perf/README.md, "GC").
                 .jvmOptions(choosesCollector(spec.jvmOptions()) ? List.of() : List.of(DEFAULT_COLLECTOR))
+                // A node that runs out of memory exits, as ./kvorum run's does, rather than serving half.
+                .jvmOptions("-XX:+ExitOnOutOfMemoryError")
                 // Lets async-profiler attribute samples to the exact frame, not the nearest safepoint.
                 .jvmOptions("-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints")
                 // time: wall-clock instant of each line, so the report can keep the pauses of the measured run.
