@@ -1,0 +1,134 @@
+package io.kvorum.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Clients that ask a node for a large value, or a range of them, and never read the answer. Before
+ * the budget of answers, each such answer stayed in the node's memory: enough of them (a few dozen
+ * 4 MB values in a 256 MiB heap) ran it out of memory, which killed its storage threads, or, with
+ * {@code -XX:+ExitOnOutOfMemoryError} as here, the process. Now answers not yet sent are bounded to
+ * a quarter of the heap; past that a GET is answered 503, every other request is served, and once
+ * the clients are gone the value is served again.
+ */
+@Timeout(180)
+class SlowReadersIT {
+
+    private static final int VALUE_BYTES = 4_000_000;
+    /** 640 MB of answers asked for: more than the containers' 256 MiB heap. */
+    private static final int SLOW_GETS = 120;
+    private static final int SLOW_RANGES = 40;
+    private static final Duration BOUND = Duration.ofSeconds(60);
+    private static final Pattern ANSWER_BYTES =
+            Pattern.compile("^kvorum_http_body_bytes\\{body=\"answer\"[^}]*} (\\S+)$", Pattern.MULTILINE);
+    private static final Pattern ANSWER_LIMIT =
+            Pattern.compile("^kvorum_http_body_bytes_limit\\{body=\"answer\"[^}]*} (\\S+)$", Pattern.MULTILINE);
+
+    @RegisterExtension
+    final ClusterExtension clusters = new ClusterExtension();
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private URI base;
+
+    @Test
+    void clientsThatDoNotReadTheirAnswersCostGetsNotTheNode() throws Exception {
+        ClusterNode node = clusters.start(KvorumCluster.withNodes(1)).node("n1");
+        InetSocketAddress address = node.directHttpAddress();
+        base = URI.create("http://" + address.getHostString() + ":" + address.getPort());
+        byte[] big = new byte[VALUE_BYTES];
+        new Random(7).nextBytes(big);
+        assertThat(send("PUT", "/v0/entity?id=big", big).statusCode()).isEqualTo(201);
+
+        List<Socket> slow = new ArrayList<>();
+        try {
+            for (int i = 0; i < SLOW_GETS + SLOW_RANGES; i++) {
+                slow.add(askAndNeverRead(address, i < SLOW_GETS ? "/v0/entity?id=big" : "/v0/entities?start=big&end=bih"));
+            }
+            Await.until("the node to hold all the answers it may for the clients that do not read, or to die", BOUND,
+                    () -> !node.isRunning() || noRoomForAnotherValue(), () -> node.tail(20));
+            assertThat(node.isRunning()).as("the node survives them; its log ends: %s", node.tail(3)).isTrue();
+
+            HttpResponse<byte[]> refused = send("GET", "/v0/entity?id=big", null);
+            assertThat(refused.statusCode()).as("no room for one more value").isEqualTo(503);
+            assertThat(new String(refused.body(), StandardCharsets.UTF_8))
+                    .startsWith("Overloaded: the answers not yet read by their clients reached this node's limit of");
+            assertThat(refused.headers().firstValue("Retry-After")).contains("1");
+            for (int i = 0; i < 20; i++) {
+                byte[] small = ("v" + i).getBytes(StandardCharsets.UTF_8);
+                assertThat(send("PUT", "/v0/entity?id=small-" + i, small).statusCode()).as("PUT %d", i).isEqualTo(201);
+                assertThat(send("GET", "/v0/entity?id=small-" + i, null).body()).isEqualTo(small);
+            }
+        } finally {
+            for (Socket s : slow) {
+                s.close();
+            }
+        }
+
+        Await.until("the value to be served once those clients are gone", BOUND,
+                () -> statusOfGet("/v0/entity?id=big") == 200, () -> node.tail(20));
+        assertThat(send("GET", "/v0/entity?id=big", null).body()).isEqualTo(big);
+        assertThat(node.isRunning()).isTrue();
+        assertThat(node.logs()).doesNotContain("java.lang.OutOfMemoryError");
+    }
+
+    /** Sends the request on a socket that reads next to nothing, and leaves the answer unread. */
+    private static Socket askAndNeverRead(InetSocketAddress address, String path) throws IOException {
+        Socket socket = new Socket();
+        socket.setReceiveBufferSize(4096);
+        socket.connect(address, 5000);
+        socket.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
+        return socket;
+    }
+
+    /** Whether the answers held ({@code kvorum_http_body_bytes{body="answer"}}) leave less than a value to the limit. */
+    private boolean noRoomForAnotherValue() {
+        try {
+            String metrics = new String(send("GET", "/metrics", null).body(), StandardCharsets.UTF_8);
+            Matcher held = ANSWER_BYTES.matcher(metrics);
+            Matcher limit = ANSWER_LIMIT.matcher(metrics);
+            return held.find() && limit.find()
+                    && Double.parseDouble(held.group(1)) + VALUE_BYTES > Double.parseDouble(limit.group(1));
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** The status of a GET, or -1 when there is none (the node does not answer). */
+    private int statusOfGet(String path) {
+        try {
+            return send("GET", path, null).statusCode();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    private HttpResponse<byte[]> send(String method, String path, byte[] body) throws IOException {
+        HttpRequest.BodyPublisher publisher = body == null
+                ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body);
+        try {
+            return http.send(HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(10))
+                    .method(method, publisher).build(), HttpResponse.BodyHandlers.ofByteArray());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+    }
+}
