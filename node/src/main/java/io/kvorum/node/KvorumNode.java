@@ -210,7 +210,8 @@ public final class KvorumNode implements AutoCloseable {
                     boolean alone = now.topology().size() < 2; // as documented: no peers, hints or rounds
                     return NodeStatus.serving(selfId, now.topology().size(), now.replicationFactor(),
                             alone ? null : peers.peerStatus(), alone ? null : peers.hintStatus(),
-                            alone ? null : antiEntropy.state(), storage.store().approximateBytes());
+                            alone ? null : antiEntropy.state(), storage.store().approximateBytes(),
+                            storage.failures().summary());
                 },
                 antiEntropy::repair, metrics, config.security().tls(), tokens);
         // Stopped early: the gateway gets its grace for requests in progress only on a graceful stop.

@@ -2,6 +2,7 @@ package io.kvorum.node.admin;
 
 import io.kvorum.node.antientropy.AntiEntropyState;
 import io.kvorum.node.http.NodeStatus;
+import io.kvorum.node.storage.StorageFailures;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -9,7 +10,7 @@ import java.util.Map;
 
 /**
  * The text of {@code kvorum status}: a node's {@code GET /v0/status} as a header and one line per
- * member, the way that node sees the cluster. A pure function of the status, the address it was
+ * member, the way that node sees the cluster, and a last line when its store has failed reads or writes. A pure function of the status, the address it was
  * read from and the current time, so it can be checked without a node.
  */
 final class ClusterSummary {
@@ -62,6 +63,12 @@ final class ClusterSummary {
         lines.add(String.format(Locale.ROOT, "%d of %d members up", up, status.clusterSize())
                 + (status.hints() == null ? "" : String.format(Locale.ROOT, "; hints delivered %d, dropped %d since %s started",
                 status.hints().delivered(), status.hints().dropped(), status.node())));
+        StorageFailures.Summary failed = status.storageErrors();
+        if (failed != null) {
+            lines.add(String.format(Locale.ROOT, "STORAGE ERRORS: %s's store failed %d read(s) and %d write(s) since it "
+                            + "started; the last, %s: %s", status.node(), failed.reads(), failed.writes(),
+                    ago(failed.lastAt()), failed.last()));
+        }
         return lines;
     }
 

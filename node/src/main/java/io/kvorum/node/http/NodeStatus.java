@@ -1,6 +1,7 @@
 package io.kvorum.node.http;
 
 import io.kvorum.node.antientropy.AntiEntropyState;
+import io.kvorum.node.storage.StorageFailures;
 import java.util.Map;
 
 /**
@@ -15,16 +16,20 @@ import java.util.Map;
  * @param hints             the hinted-handoff counters; null without peers or with hinted handoff off
  * @param antiEntropy       the maintained trees and the last round with each peer; null without peers
  * @param storageBytes      about how many bytes this node's store takes on disk (LevelDB's estimate)
+ * @param storageErrors     the reads and writes the store failed since the start; null if none
  */
 public record NodeStatus(String node, String status, int clusterSize, int replicationFactor,
-                         Map<String, Peer> peers, Hints hints, AntiEntropyState antiEntropy, long storageBytes) {
+                         Map<String, Peer> peers, Hints hints, AntiEntropyState antiEntropy, long storageBytes,
+                         StorageFailures.Summary storageErrors) {
 
     public static final String SERVING = "serving";
 
     /** A serving node's status. */
     public static NodeStatus serving(String node, int clusterSize, int replicationFactor, Map<String, Peer> peers,
-                                     Hints hints, AntiEntropyState antiEntropy, long storageBytes) {
-        return new NodeStatus(node, SERVING, clusterSize, replicationFactor, peers, hints, antiEntropy, storageBytes);
+                                     Hints hints, AntiEntropyState antiEntropy, long storageBytes,
+                                     StorageFailures.Summary storageErrors) {
+        return new NodeStatus(node, SERVING, clusterSize, replicationFactor, peers, hints, antiEntropy, storageBytes,
+                storageErrors);
     }
 
     /**

@@ -176,6 +176,8 @@ public final class NodeMetrics implements AutoCloseable {
     private final Map<DigestFallback, Counter> digestFallbacks = new EnumMap<>(DigestFallback.class);
     private final Counter storageRejected;
     private final Counter storageLowDiskRejected;
+    private final Counter storageReadErrors;
+    private final Counter storageWriteErrors;
 
     /**
      * Registers every family, with a series for each of {@code members} where a family is labelled
@@ -222,6 +224,8 @@ public final class NodeMetrics implements AutoCloseable {
         storageLowDiskRejected = Counter.builder("kvorum.storage.low.disk.rejected")
                 .description("Storage writes refused because the data disk was at --min-free-disk (answered 503)")
                 .register(registry);
+        storageReadErrors = storageErrors("read");
+        storageWriteErrors = storageErrors("write");
         for (Direction d : Direction.values()) {
             antiEntropyRecords.put(d, Counter.builder("kvorum.anti.entropy.records")
                     .description("Records anti-entropy sent to peers or received from them")
@@ -437,6 +441,22 @@ public final class NodeMetrics implements AutoCloseable {
 
     public Counter storageLowDiskRejected() {
         return storageLowDiskRejected;
+    }
+
+    /** Reads of the store that failed with an error of the store's own (a corrupt table, an I/O error). */
+    public Counter storageReadErrors() {
+        return storageReadErrors;
+    }
+
+    /** Writes (mutations) to the store that failed with an error of the store's own. */
+    public Counter storageWriteErrors() {
+        return storageWriteErrors;
+    }
+
+    private Counter storageErrors(String op) {
+        return Counter.builder("kvorum.storage.errors")
+                .description("Storage reads and writes that failed with an error of the store (a corrupt file, an I/O error)")
+                .tag("op", op).register(registry);
     }
 
     /** Reports the free bytes of the data directory's file system, as the node last read them. */

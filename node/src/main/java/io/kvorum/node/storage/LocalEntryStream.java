@@ -24,6 +24,7 @@ public final class LocalEntryStream implements EntryStream {
 
     private final LevelDbStore store;
     private final Executor executor;
+    private final StorageFailures failures;
     private final byte[] start;
     private final byte[] end;
     private final int batchEntries;
@@ -34,6 +35,7 @@ public final class LocalEntryStream implements EntryStream {
     public LocalEntryStream(StorageService storage, byte[] start, byte[] end, int batchEntries, int batchBytes) {
         this.store = storage.store();
         this.executor = storage.readExecutor();
+        this.failures = storage.failures();
         this.start = start;
         this.end = end;
         this.batchEntries = batchEntries;
@@ -56,6 +58,7 @@ public final class LocalEntryStream implements EntryStream {
                 try {
                     result.complete(readBatch());
                 } catch (RuntimeException e) {
+                    failures.failed(StorageFailures.Op.READ, 1, e);
                     close();
                     result.completeExceptionally(e);
                 }

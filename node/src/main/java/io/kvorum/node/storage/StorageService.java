@@ -51,6 +51,7 @@ public final class StorageService implements AutoCloseable {
     private final Counter rejected;
     private final DiskSpace disk;
     private final Counter lowDiskRejected;
+    private final StorageFailures failures;
     /** Whether a write may commit on its caller's thread when the writer is idle: not when each commit fsyncs. */
     private final boolean commitInline;
 
@@ -70,6 +71,7 @@ public final class StorageService implements AutoCloseable {
         this.rejected = metrics.storageRejected();
         this.disk = disk;
         this.lowDiskRejected = metrics.storageLowDiskRejected();
+        this.failures = new StorageFailures(metrics.storageReadErrors(), metrics.storageWriteErrors());
         this.commitInline = !store.fsync();
         this.readers = NodeThreads.bounded("storage-reader", readerThreads, queueCapacity);
         this.writer = new BatchingWriter<>(task -> NodeThreads.single("storage-writer", task), queueCapacity,
@@ -98,6 +100,7 @@ public final class StorageService implements AutoCloseable {
                 try {
                     result.complete(store.get(key));
                 } catch (RuntimeException e) {
+                    failures.failed(StorageFailures.Op.READ, 1, e);
                     result.completeExceptionally(e);
                 }
             });
@@ -151,6 +154,11 @@ public final class StorageService implements AutoCloseable {
         return store;
     }
 
+    /** The reads and writes the store failed, counted and logged. */
+    public StorageFailures failures() {
+        return failures;
+    }
+
     /** What writes leave free on the data directory's file system. */
     public DiskSpace disk() {
         return disk;
@@ -161,7 +169,7 @@ public final class StorageService implements AutoCloseable {
         try {
             applied = store.apply(batch.stream().map(PendingMutation::mutation).toList());
         } catch (RuntimeException e) {
-            log.error("storage write of {} mutations failed", batch.size(), e);
+            failures.failed(StorageFailures.Op.WRITE, batch.size(), e);
             batch.forEach(p -> p.done.completeExceptionally(e));
             return;
         }

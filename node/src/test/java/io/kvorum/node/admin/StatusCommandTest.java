@@ -95,6 +95,16 @@ class StatusCommandTest {
     }
 
     @Test
+    void storageErrorsGetALineOfTheirOwn() throws IOException {
+        int exit = run(serve(200, SINGLE_NODE.replace("}", ",\"storageErrors\":{\"reads\":2,\"writes\":1500,"
+                + "\"last\":\"write: Corruption: block checksum mismatch\",\"lastAt\":1795444436905}}")));
+
+        assertThat(exit).as("the members are up").isEqualTo(StatusCommand.EXIT_ALL_UP);
+        assertThat(out.toString(UTF_8).lines().toList()).hasSize(5).last().isEqualTo("STORAGE ERRORS: n1's store failed "
+                + "2 read(s) and 1500 write(s) since it started; the last, 5s ago: write: Corruption: block checksum mismatch");
+    }
+
+    @Test
     void anUnreachableNodeExitsTwoWithOneLine() {
         int port = Ports.freePort();
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.antientropy.AntiEntropyState;
+import io.kvorum.node.storage.StorageFailures;
 import io.kvorum.node.antientropy.RepairReport;
 import io.kvorum.node.antientropy.RoundStats;
 import io.kvorum.node.cluster.Membership;
@@ -42,7 +43,7 @@ class RequestRouterTest {
 
     private final MemoryReplica replica = new MemoryReplica();
     private final List<Entry> rangeEntries = new ArrayList<>();
-    private NodeStatus status = NodeStatus.serving("n1", 1, 1, null, null, null, 0);
+    private NodeStatus status = NodeStatus.serving("n1", 1, 1, null, null, null, 0, null);
     private ClusterView cluster;
     private CompletableFuture<RepairReport> repair;
     private EmbeddedConnection connection;
@@ -106,7 +107,8 @@ class RequestRouterTest {
         peers.put("n3", new NodeStatus.Peer("up", 1795444421837L, 10317, "127.0.0.1:8082"));
         status = NodeStatus.serving("n1", 3, 3, peers, new NodeStatus.Hints(new TreeMap<>(Map.of("n2", 20L)), 0, 0),
                 new AntiEntropyState("ready", 1795444430000L, new TreeMap<>(Map.of("n2",
-                        new AntiEntropyState.LastRound(1795444429000L, true, 0, 12, null)))), 52_428_800);
+                        new AntiEntropyState.LastRound(1795444429000L, true, 0, 12, null)))), 52_428_800,
+                new StorageFailures.Summary(0, 3, "write: Corruption: block checksum mismatch", 1795444432000L));
 
         assertThat(exchange("GET", "/v0/status").body()).isEqualTo("{\"node\":\"n1\",\"status\":\"serving\","
                 + "\"clusterSize\":3,\"replicationFactor\":3,\"peers\":{\"n2\":{\"state\":\"down\","
@@ -115,7 +117,8 @@ class RequestRouterTest {
                 + "\"hints\":{\"pending\":{\"n2\":20},\"delivered\":0,\"dropped\":0},"
                 + "\"antiEntropy\":{\"trees\":\"ready\",\"treesAt\":1795444430000,\"lastRounds\":{\"n2\":"
                 + "{\"endedAt\":1795444429000,\"ok\":true,\"recordsExchanged\":0,\"durationMs\":12}}},"
-                + "\"storageBytes\":52428800}\n");
+                + "\"storageBytes\":52428800,\"storageErrors\":{\"reads\":0,\"writes\":3,"
+                + "\"last\":\"write: Corruption: block checksum mismatch\",\"lastAt\":1795444432000}}\n");
     }
 
     @Test
