@@ -1,5 +1,6 @@
 package io.kvorum.node;
 
+import io.kvorum.node.admin.RepairStorageCommand;
 import io.kvorum.node.admin.StatusCommand;
 import io.kvorum.node.config.ConfigException;
 import io.kvorum.node.config.NodeConfig;
@@ -26,7 +27,9 @@ import picocli.CommandLine.ParseResult;
  * option exits with status 2 and one line on stderr; a node that cannot start exits with 1.
  *
  * <p>{@code java -jar kvorum-node.jar status [URL]} runs no node: it prints the cluster as the node
- * at URL sees it ({@link StatusCommand}), so the one jar operators have also inspects a cluster.
+ * at URL sees it ({@link StatusCommand}), so the one jar operators have also inspects a cluster;
+ * {@code java -jar kvorum-node.jar repair-storage DATA_DIR} salvages a stopped node's corrupt store
+ * ({@link RepairStorageCommand}).
  */
 public final class Main {
 
@@ -42,6 +45,10 @@ public final class Main {
         if (args.length > 0 && args[0].equals(StatusCommand.NAME)) {
             System.exit(StatusCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err,
                     System.currentTimeMillis()));
+            return;
+        }
+        if (args.length > 0 && args[0].equals(RepairStorageCommand.NAME)) {
+            System.exit(RepairStorageCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
             return;
         }
         Map<String, String> env = System.getenv();

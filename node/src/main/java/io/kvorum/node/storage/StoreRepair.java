@@ -1,0 +1,73 @@
+package io.kvorum.node.storage;
+
+import static org.fusesource.leveldbjni.JniDBFactory.factory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.iq80.leveldb.Options;
+
+/**
+ * Salvages a node's store after LevelDB found a file of it corrupt, with the node stopped: LevelDB's
+ * own repair reads every table and log it can, drops what it cannot (the damaged blocks, and with
+ * them their records; it keeps the damaged files under {@code lost/}) and writes a new manifest.
+ * The anti-entropy index ({@link BucketIndex}) is then marked incomplete, since entries of lost
+ * records may have survived the records: the node builds it again from the records when it next
+ * starts, so that its trees show what it lost and a round (or {@code POST /v0/repair}) fetches
+ * those records from its peers.
+ *
+ * <p>A database in use is not touched: LevelDB's repair does not take the lock that a running node
+ * holds, so this takes it first.
+ */
+public final class StoreRepair {
+
+    /** What a repair did: the tables it set aside (in {@code database/lost}), and the records it can read now. */
+    public record Outcome(Path database, List<String> tablesSetAside, long records) {
+    }
+
+    private StoreRepair() {
+    }
+
+    /**
+     * Repairs the records database in {@code dataDir}.
+     *
+     * @throws IOException when there is no database there, it is in use, or LevelDB cannot repair it
+     */
+    public static Outcome repair(Path dataDir) throws IOException {
+        Path records = dataDir.resolve("records");
+        if (!Files.isRegularFile(records.resolve("CURRENT"))) {
+            throw new IOException("no Kvorum store in " + dataDir + " (" + records + "/CURRENT is missing)");
+        }
+        Options options = new Options().createIfMissing(false).paranoidChecks(false);
+        // Takes the lock (and fails if a node holds it); a corrupt table does not stop an open without paranoid checks.
+        factory.open(records.toFile(), options).close();
+        Set<String> lostBefore = tables(records.resolve("lost"));
+        factory.repair(records.toFile(), options);
+        List<String> setAside = tables(records.resolve("lost")).stream().filter(t -> !lostBefore.contains(t))
+                .sorted().toList();
+        // Opened without its index, a store loses its mark of a complete index.
+        try (LevelDbStore store = LevelDbStore.open(records, false, 8 << 20, false);
+             LevelDbStore.Cursor cursor = store.cursor(new byte[0], null)) {
+            long n = 0;
+            for (var batch = cursor.next(4096, 4 << 20); !batch.isEmpty(); batch = cursor.next(4096, 4 << 20)) {
+                n += batch.size();
+            }
+            return new Outcome(records, setAside, n);
+        }
+    }
+
+    /** The tables in {@code dir}, by file name; none if it does not exist. */
+    private static Set<String> tables(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return Set.of();
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.map(p -> p.getFileName().toString()).filter(name -> name.endsWith(".sst"))
+                    .collect(Collectors.toSet());
+        }
+    }
+}

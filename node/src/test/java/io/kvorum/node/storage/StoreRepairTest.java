@@ -1,0 +1,144 @@
+package io.kvorum.node.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvorum.node.model.Entry;
+import io.kvorum.node.model.Record;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.iq80.leveldb.DB;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A store with a damaged table, as a bad disk sector leaves it: reading over the damage fails
+ * until {@link StoreRepair} has salvaged the store, which then reads whole, keeps the records of
+ * its other tables (the LevelDB of leveldbjni 1.8 sets a damaged table aside whole), and builds
+ * its anti-entropy index again from what it kept.
+ */
+class StoreRepairTest {
+
+    private static final int RECORDS = 30_000;
+    private static final int VALUE_BYTES = 1000;
+
+    @TempDir
+    Path dataDir;
+
+    private Path records() {
+        return dataDir.resolve("records");
+    }
+
+    @Test
+    void aDamagedTableIsSalvagedAndTheIndexRebuiltFromWhatWasKept() throws IOException {
+        writeRecords();
+        compactIntoTablesByKeyRange();
+        Path damaged = damageTheFirstTable();
+        try (LevelDbStore store = LevelDbStore.open(records(), false, 8 << 20, true)) {
+            assertThatThrownBy(() -> count(store)).as("the damage is found by a read over it")
+                    .isInstanceOf(RuntimeException.class).hasStackTraceContaining("Corruption");
+        }
+
+        StoreRepair.Outcome outcome = StoreRepair.repair(dataDir);
+
+        assertThat(outcome.database()).isEqualTo(records());
+        assertThat(outcome.records()).as("what the damaged table held is lost, the rest kept")
+                .isLessThan(RECORDS).isPositive();
+        assertThat(outcome.tablesSetAside()).containsExactly(damaged.getFileName().toString());
+        assertThat(records().resolve("lost").resolve(damaged.getFileName())).as("set aside").exists();
+        assertThat(damaged).doesNotExist();
+        try (LevelDbStore store = LevelDbStore.open(records(), false, 8 << 20, true)) {
+            assertThat(count(store)).isEqualTo(outcome.records());
+            AtomicLong indexed = new AtomicLong();
+            store.forEachIndexed(new int[] {0, 1 << BucketIndex.BUCKET_BITS}, null, e -> indexed.incrementAndGet() >= 0);
+            assertThat(indexed.get()).as("one index entry per record kept, none for the lost").isEqualTo(outcome.records());
+        }
+    }
+
+    @Test
+    void aStoreInUseIsNotTouched() throws IOException {
+        writeRecords();
+        try (LevelDbStore running = LevelDbStore.open(records(), false, 8 << 20, true)) {
+            assertThatThrownBy(() -> StoreRepair.repair(dataDir)).isInstanceOf(IOException.class)
+                    .hasMessageContaining("lock");
+            assertThat(running.get(key(7))).isNotNull();
+        }
+    }
+
+    @Test
+    void aDirectoryWithoutAStoreIsRefused() {
+        assertThatThrownBy(() -> StoreRepair.repair(dataDir)).isInstanceOf(IOException.class)
+                .hasMessageContaining("no Kvorum store in " + dataDir);
+    }
+
+    private static byte[] key(int i) {
+        return String.format("key%06d", i).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** 30 MB of incompressible values: LevelDB flushes them into tables of about 2 MB. */
+    private void writeRecords() throws IOException {
+        Random random = new Random(1);
+        try (LevelDbStore store = LevelDbStore.open(records(), false, 8 << 20, true)) {
+            List<Mutation> batch = new ArrayList<>();
+            for (int i = 0; i < RECORDS; i++) {
+                byte[] value = new byte[VALUE_BYTES];
+                random.nextBytes(value);
+                batch.add(new Mutation.Put(key(i), Record.value(i + 1, "n1", value, Record.NEVER_EXPIRES)));
+                if (batch.size() == 500) {
+                    store.apply(batch);
+                    batch.clear();
+                }
+            }
+            store.apply(batch);
+        }
+    }
+
+    /**
+     * A full compaction: the records end up in tables of about 2 MB by key range, and their index
+     * entries (whose keys sort after every record's) in tables of their own, as in a store that has
+     * run for a while. Before it, a record and its index entry share the table of their memtable.
+     */
+    private void compactIntoTablesByKeyRange() throws IOException {
+        try (DB db = LevelDbOpener.open(records(), 8 << 20, 16 << 20)) {
+            db.compactRange(null, null);
+        }
+    }
+
+    /**
+     * 8 KB of noise in the middle of the first table a compaction wrote: it holds the smallest
+     * keys, records only, whose index entries are in another table.
+     */
+    private Path damageTheFirstTable() throws IOException {
+        Path table;
+        try (Stream<Path> files = Files.list(records())) {
+            table = files.filter(p -> p.toString().endsWith(".sst"))
+                    .min(Comparator.comparing(p -> p.getFileName().toString())).orElseThrow();
+        }
+        byte[] noise = new byte[8192];
+        new Random(2).nextBytes(noise);
+        try (RandomAccessFile file = new RandomAccessFile(table.toFile(), "rw")) {
+            file.seek(file.length() / 2);
+            file.write(noise);
+        }
+        return table;
+    }
+
+    private static long count(LevelDbStore store) {
+        long n = 0;
+        try (LevelDbStore.Cursor cursor = store.cursor(new byte[0], null)) {
+            for (List<Entry> batch = cursor.next(4096, 4 << 20); !batch.isEmpty(); batch = cursor.next(4096, 4 << 20)) {
+                n += batch.size();
+            }
+        }
+        return n;
+    }
+}
