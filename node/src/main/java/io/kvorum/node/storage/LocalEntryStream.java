@@ -58,9 +58,8 @@ public final class LocalEntryStream implements EntryStream {
                 try {
                     result.complete(readBatch());
                 } catch (RuntimeException e) {
-                    failures.failed(StorageFailures.Op.READ, 1, e);
                     close();
-                    result.completeExceptionally(e);
+                    result.completeExceptionally(failures.failed(StorageFailures.Op.READ, 1, e));
                 }
             });
         } catch (RejectedExecutionException e) {

@@ -63,13 +63,24 @@ public final class StorageFailures {
         this.epochMillis = epochMillis;
     }
 
-    /** {@code count} reads or writes failed with {@code error}. */
-    public void failed(Op op, int count, Throwable error) {
+    /**
+     * {@code count} reads or writes failed with {@code error}: counts and logs them, and returns
+     * what to fail them with, a {@link Reported} (which callers need not log again).
+     */
+    public Reported failed(Op op, int count, Throwable error) {
         String message = describe(error);
         last = op.label() + ": " + message;
         lastAtMillis = epochMillis.getAsLong();
         (op == Op.READ ? reads : writes).increment(count);
         (op == Op.READ ? readKind : writeKind).report(count, message);
+        return new Reported("storage " + op.label() + " failed: " + message, error);
+    }
+
+    /** A storage failure that {@link StorageFailures} has counted and logged already. */
+    public static final class Reported extends StorageException {
+        Reported(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 
     /** The messages of the error and its causes, each once: LevelDB's own is often a cause's. */

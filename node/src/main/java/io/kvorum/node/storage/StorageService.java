@@ -100,8 +100,7 @@ public final class StorageService implements AutoCloseable {
                 try {
                     result.complete(store.get(key));
                 } catch (RuntimeException e) {
-                    failures.failed(StorageFailures.Op.READ, 1, e);
-                    result.completeExceptionally(e);
+                    result.completeExceptionally(failures.failed(StorageFailures.Op.READ, 1, e));
                 }
             });
         } catch (RejectedExecutionException e) {
@@ -169,8 +168,8 @@ public final class StorageService implements AutoCloseable {
         try {
             applied = store.apply(batch.stream().map(PendingMutation::mutation).toList());
         } catch (RuntimeException e) {
-            failures.failed(StorageFailures.Op.WRITE, batch.size(), e);
-            batch.forEach(p -> p.done.completeExceptionally(e));
+            RuntimeException reported = failures.failed(StorageFailures.Op.WRITE, batch.size(), e);
+            batch.forEach(p -> p.done.completeExceptionally(reported));
             return;
         }
         for (int i = 0; i < batch.size(); i++) {

@@ -54,7 +54,11 @@ class StorageFailuresTest {
                 .contains("kvorum_storage_errors_total", "A corrupt data file");
 
         nanos += TimeUnit.SECONDS.toNanos(StorageFailures.SUMMARY_SECONDS);
-        failures.failed(StorageFailures.Op.WRITE, 1, corruption());
+        RuntimeException cause = corruption();
+        StorageFailures.Reported reported = failures.failed(StorageFailures.Op.WRITE, 1, cause);
+        assertThat(reported).as("what the write is failed with, which nobody logs again").hasCause(cause)
+                .hasMessage("storage write failed: write failed: Corruption: block checksum mismatch: "
+                        + "/data/records/000040.sst");
         assertThat(log.lines).hasSize(2);
         assertThat(log.lines.get(1)).as("all but the first report's 2").startsWith("19999 more storage writes failed in the last 70 s; the last: write failed");
 

@@ -7,6 +7,7 @@ import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
+import io.kvorum.node.storage.StorageFailures;
 import io.kvorum.node.util.Failures;
 import io.kvorum.proto.RangeScanBatch;
 import io.kvorum.proto.RangeScanGrpc;
@@ -137,7 +138,9 @@ public final class RangeService extends RangeScanGrpc.RangeScanImplBase {
         if (t instanceof OverloadedException) {
             return Status.RESOURCE_EXHAUSTED.withDescription(t.getMessage());
         }
-        log.warn("range scan failed", t);
+        if (!(t instanceof StorageFailures.Reported)) {
+            log.warn("range scan failed", t);
+        }
         return Status.INTERNAL.withDescription(String.valueOf(t.getMessage()));
     }
 }

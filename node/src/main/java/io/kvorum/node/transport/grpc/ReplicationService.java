@@ -5,6 +5,7 @@ import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.storage.StorageFailures;
 import io.kvorum.node.util.Failures;
 import io.kvorum.proto.ReadResult;
 import io.kvorum.proto.ReplicaError;
@@ -106,7 +107,9 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
         if (t instanceof OverloadedException) {
             return error(callId, ReplicaError.Code.OVERLOADED, t.getMessage());
         }
-        log.warn("replica operation failed", t);
+        if (!(t instanceof StorageFailures.Reported)) {
+            log.warn("replica operation failed", t);
+        }
         return error(callId, ReplicaError.Code.INTERNAL, String.valueOf(t.getMessage()));
     }
 
