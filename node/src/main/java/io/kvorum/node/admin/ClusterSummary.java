@@ -10,8 +10,9 @@ import java.util.Map;
 
 /**
  * The text of {@code kvorum status}: a node's {@code GET /v0/status} as a header and one line per
- * member, the way that node sees the cluster, and a last line when its store has failed reads or writes. A pure function of the status, the address it was
- * read from and the current time, so it can be checked without a node.
+ * member, the way that node sees the cluster, and a last line when its store has failed reads or
+ * writes. A pure function of the status, the address it was read from and the current time, so it
+ * can be checked without a node.
  */
 final class ClusterSummary {
 

@@ -89,8 +89,8 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
      */
     GatewayChannelInitializer(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight,
                               RequestMetering metering, int maxValueBytes, ByteBudget bodyBudget,
-                              ByteBudget answerBudget, long rangePullBytes, BearerTokens tokens, ChannelGroup openChannels, ConnectionLimit connections,
-                              SslContext tls) {
+                              ByteBudget answerBudget, long rangePullBytes, BearerTokens tokens,
+                              ChannelGroup openChannels, ConnectionLimit connections, SslContext tls) {
         this.router = router;
         this.inFlight = inFlight;
         this.metering = metering;

@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * node under load would otherwise log hundreds of thousands of stack traces a minute. The first
  * failure of reads and the first of writes are logged at once, with what to do; after that at
  * most one line every {@value #SUMMARY_SECONDS} s per kind, with how many failed meanwhile and the
- * last error. LevelDB's messages name a file and the fault, never a key or a value.
+ * last error. LevelDB's messages name the fault, and at most a file, never a key or a value.
  *
  * <p>Thread-safe: readers and the writer report concurrently.
  */
@@ -51,7 +51,10 @@ public final class StorageFailures {
     private volatile String last;
     private volatile long lastAtMillis;
 
-    /** @param reads, writes where the failed reads and writes (each mutation of a failed batch) are counted */
+    /**
+     * @param reads  where failed reads are counted
+     * @param writes where failed writes are counted, each mutation of a failed batch
+     */
     public StorageFailures(Counter reads, Counter writes) {
         this(reads, writes, System::nanoTime, System::currentTimeMillis);
     }

@@ -60,7 +60,8 @@ class StorageFailuresTest {
                 .hasMessage("storage write failed: write failed: Corruption: block checksum mismatch: "
                         + "/data/records/000040.sst");
         assertThat(log.lines).hasSize(2);
-        assertThat(log.lines.get(1)).as("all but the first report's 2").startsWith("19999 more storage writes failed in the last 70 s; the last: write failed");
+        assertThat(log.lines.get(1)).as("all but the first report's 2")
+                .startsWith("19999 more storage writes failed in the last 70 s; the last: write failed");
 
         failures.failed(StorageFailures.Op.READ, 1, corruption());
         assertThat(log.lines).as("reads have a first line of their own").hasSize(3);
