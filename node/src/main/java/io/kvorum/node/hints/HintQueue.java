@@ -5,6 +5,7 @@ import io.kvorum.node.hints.HintStore.Hint;
 import io.kvorum.node.hints.HintStore.Limits;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.BatchingWriter;
+import io.kvorum.node.storage.StorageFailures;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.util.NodeThreads;
 import java.io.IOException;
@@ -45,16 +46,23 @@ final class HintQueue implements BatchingWriter.Handler<HintQueue.Op> {
     private final HintAccounting accounting;
     private final Limits limits;
     private final Clock clock;
+    private final StorageFailures failures;
     private final BatchingWriter<Op> writer;
     private long nextSeq; // writer thread only, once started
     private long lastHousekeeping; // writer thread only, once started; Clock#nanoTime
 
-    /** A queue whose hints are numbered from {@code nextSeq} on; {@link #start} starts its writer. */
-    HintQueue(HintDatabase database, HintAccounting accounting, Limits limits, Clock clock, long nextSeq) {
+    /**
+     * A queue whose hints are numbered from {@code nextSeq} on; {@link #start} starts its writer.
+     *
+     * @param failures counts and logs the writes the hint database fails
+     */
+    HintQueue(HintDatabase database, HintAccounting accounting, Limits limits, Clock clock, long nextSeq,
+              StorageFailures failures) {
         this.database = database;
         this.accounting = accounting;
         this.limits = limits;
         this.clock = clock;
+        this.failures = failures;
         this.nextSeq = nextSeq;
         this.lastHousekeeping = clock.nanoTime();
         this.writer = new BatchingWriter<>(task -> NodeThreads.single("hint-writer", task), limits.queueCapacity(),
@@ -161,7 +169,9 @@ final class HintQueue implements BatchingWriter.Handler<HintQueue.Op> {
             }
             database.write(batch);
         } catch (IOException | RuntimeException e) {
-            log.error("writing {} hint operations failed", ops.size(), e);
+            if (!(failures.failed(StorageFailures.Op.WRITE, ops.size(), e) instanceof StorageFailures.Reported)) {
+                log.error("writing {} hint operations failed", ops.size(), e);
+            }
             for (Op op : ops) {
                 if (op instanceof Op.Append a) {
                     accounting.dropped(a.peer(), DropReason.WRITE_FAILED, 1);

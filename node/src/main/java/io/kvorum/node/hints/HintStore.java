@@ -5,6 +5,7 @@ import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.DiskSpace;
 import io.kvorum.node.storage.RecordCodec;
+import io.kvorum.node.storage.StorageFailures;
 import io.kvorum.node.time.Clock;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -14,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
 
 /**
  * The hints of hinted handoff (SPEC §3), kept in their own LevelDB database: each is a write that
@@ -98,14 +100,17 @@ public final class HintStore implements HintSink, AutoCloseable {
     private final HintDatabase database;
     private final HintAccounting accounting;
     private final HintQueue queue;
+    private final StorageFailures failures;
 
     /** Counts the stored hints, and numbers new ones after the largest stored sequence. */
     private HintStore(HintDatabase database, Limits limits, Clock clock, NodeMetrics metrics) {
         this.database = database;
         this.accounting = new HintAccounting(limits.queueBytes(), metrics);
+        this.failures = new StorageFailures("hint store", metrics.storageErrors("hints", "read"),
+                metrics.storageErrors("hints", "write"));
         long nextSeq = database.recover(accounting) + 1;
         accounting.logRecovered();
-        this.queue = new HintQueue(database, accounting, limits, clock, nextSeq);
+        this.queue = new HintQueue(database, accounting, limits, clock, nextSeq, failures);
     }
 
     /** Opens (creating if needed) the hints in {@code dir}, recovers them, and starts the writer thread. */
@@ -140,7 +145,11 @@ public final class HintStore implements HintSink, AutoCloseable {
      * @throws IllegalStateException when the store is closed
      */
     public List<Hint> read(String peer, long afterSeq, int max) {
-        return database.read(peer, afterSeq, max);
+        try {
+            return database.read(peer, afterSeq, max);
+        } catch (RuntimeException e) {
+            throw failures.failed(StorageFailures.Op.READ, 1, e);
+        }
     }
 
     /**

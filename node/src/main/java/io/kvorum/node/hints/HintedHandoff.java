@@ -3,6 +3,7 @@ package io.kvorum.node.hints;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.hints.HintStore.Hint;
 import io.kvorum.node.metrics.NodeMetrics;
+import io.kvorum.node.storage.StorageFailures;
 import io.kvorum.node.util.NodeThreads;
 import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
@@ -149,7 +150,9 @@ public final class HintedHandoff implements AutoCloseable {
             try {
                 hints = store.read(peer, afterSeq, size);
             } catch (RuntimeException e) {
-                log.warn("reading hints for {} failed; will retry", peer, e);
+                if (!(e instanceof StorageFailures.Reported)) {
+                    log.warn("reading hints for {} failed; will retry", peer, e);
+                }
                 end();
                 return;
             }

@@ -22,6 +22,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -176,8 +177,6 @@ public final class NodeMetrics implements AutoCloseable {
     private final Map<DigestFallback, Counter> digestFallbacks = new EnumMap<>(DigestFallback.class);
     private final Counter storageRejected;
     private final Counter storageLowDiskRejected;
-    private final Counter storageReadErrors;
-    private final Counter storageWriteErrors;
 
     /**
      * Registers every family, with a series for each of {@code members} where a family is labelled
@@ -224,8 +223,10 @@ public final class NodeMetrics implements AutoCloseable {
         storageLowDiskRejected = Counter.builder("kvorum.storage.low.disk.rejected")
                 .description("Storage writes refused because the data disk was at --min-free-disk (answered 503)")
                 .register(registry);
-        storageReadErrors = storageErrors("read");
-        storageWriteErrors = storageErrors("write");
+        for (String db : List.of("records", "hints")) {
+            storageErrors(db, "read");
+            storageErrors(db, "write");
+        }
         for (Direction d : Direction.values()) {
             antiEntropyRecords.put(d, Counter.builder("kvorum.anti.entropy.records")
                     .description("Records anti-entropy sent to peers or received from them")
@@ -443,20 +444,17 @@ public final class NodeMetrics implements AutoCloseable {
         return storageLowDiskRejected;
     }
 
-    /** Reads of the store that failed with an error of the store's own (a corrupt table, an I/O error). */
-    public Counter storageReadErrors() {
-        return storageReadErrors;
-    }
-
-    /** Writes (mutations) to the store that failed with an error of the store's own. */
-    public Counter storageWriteErrors() {
-        return storageWriteErrors;
-    }
-
-    private Counter storageErrors(String op) {
+    /**
+     * Reads or writes (each mutation of a failed batch) of a LevelDB database that failed with an
+     * error of its own (a corrupt table, an I/O error).
+     *
+     * @param db "records" or "hints"
+     * @param op "read" or "write"
+     */
+    public Counter storageErrors(String db, String op) {
         return Counter.builder("kvorum.storage.errors")
                 .description("Storage reads and writes that failed with an error of the store (a corrupt file, an I/O error)")
-                .tag("op", op).register(registry);
+                .tags("db", db, "op", op).register(registry);
     }
 
     /** Reports the free bytes of the data directory's file system, as the node last read them. */

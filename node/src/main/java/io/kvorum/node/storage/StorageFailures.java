@@ -2,15 +2,17 @@ package io.kvorum.node.storage;
 
 import io.kvorum.node.util.Failures;
 import io.micrometer.core.instrument.Counter;
+import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import org.iq80.leveldb.DBException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The reads and writes the store failed (LevelDB's own errors: a corrupt table, an I/O error; not
+ * The reads and writes a LevelDB database failed (its own errors: a corrupt table, an I/O error; not
  * refusals for overload or a full disk), counted and logged so that an operator sees them without
- * being flooded. LevelDB keeps failing every write once a compaction has met a corrupt table, so a
+ * being flooded; one for the records, one for the hints. LevelDB keeps failing every write once a compaction has met a corrupt table, so a
  * node under load would otherwise log hundreds of thousands of stack traces a minute. The first
  * failure of reads and the first of writes are logged at once, with what to do; after that at
  * most one line every {@value #SUMMARY_SECONDS} s per kind, with how many failed meanwhile and the
@@ -42,6 +44,7 @@ public final class StorageFailures {
     public record Summary(long reads, long writes, String last, long lastAt) {
     }
 
+    private final String store;
     private final Counter reads;
     private final Counter writes;
     private final LongSupplier nanoTime;
@@ -52,14 +55,16 @@ public final class StorageFailures {
     private volatile long lastAtMillis;
 
     /**
+     * @param store  what the log calls the database ("storage", "hint store")
      * @param reads  where failed reads are counted
      * @param writes where failed writes are counted, each mutation of a failed batch
      */
-    public StorageFailures(Counter reads, Counter writes) {
-        this(reads, writes, System::nanoTime, System::currentTimeMillis);
+    public StorageFailures(String store, Counter reads, Counter writes) {
+        this(store, reads, writes, System::nanoTime, System::currentTimeMillis);
     }
 
-    StorageFailures(Counter reads, Counter writes, LongSupplier nanoTime, LongSupplier epochMillis) {
+    StorageFailures(String store, Counter reads, Counter writes, LongSupplier nanoTime, LongSupplier epochMillis) {
+        this.store = store;
         this.reads = reads;
         this.writes = writes;
         this.nanoTime = nanoTime;
@@ -67,16 +72,21 @@ public final class StorageFailures {
     }
 
     /**
-     * {@code count} reads or writes failed with {@code error}: counts and logs them, and returns
-     * what to fail them with, a {@link Reported} (which callers need not log again).
+     * {@code count} reads or writes failed with {@code error}; returns what to fail them with. When
+     * the error is the database's own ({@link #isStoreFault}), counts and logs them and returns a
+     * {@link Reported}, which callers need not log again; otherwise (a closed store at shutdown, a
+     * bug) returns the error as it is.
      */
-    public Reported failed(Op op, int count, Throwable error) {
+    public RuntimeException failed(Op op, int count, Throwable error) {
+        if (!isStoreFault(error)) {
+            return error instanceof RuntimeException r ? r : new StorageException(error.toString(), error);
+        }
         String message = describe(error);
         last = op.label() + ": " + message;
         lastAtMillis = epochMillis.getAsLong();
         (op == Op.READ ? reads : writes).increment(count);
         (op == Op.READ ? readKind : writeKind).report(count, message);
-        return new Reported("storage " + op.label() + " failed: " + message, error);
+        return new Reported(store + " " + op.label() + " failed: " + message, error);
     }
 
     /** A storage failure that {@link StorageFailures} has counted and logged already. */
@@ -84,6 +94,19 @@ public final class StorageFailures {
         Reported(String message, Throwable cause) {
             super(message, cause);
         }
+    }
+
+    /**
+     * Whether LevelDB or the disk failed (LevelDB's {@code DBException}, an I/O error, a record
+     * whose bytes do not decode), as opposed to a store closed under its caller or a bug.
+     */
+    static boolean isStoreFault(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof DBException || t instanceof IOException || t instanceof RecordCodec.CorruptRecordException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The messages of the error and its causes, each once: LevelDB's own is often a cause's. */
@@ -122,15 +145,15 @@ public final class StorageFailures {
             if (!logged) {
                 logged = true;
                 loggedAtNanos = now;
-                log.error("storage {} failed: {}. Further failures are summed up here at most every {} s and counted "
+                log.error("{} {} failed: {}. Further failures are summed up here at most every {} s and counted "
                                 + "by kvorum_storage_errors_total. A write that fails so keeps failing until the node "
                                 + "restarts; for a corrupt file, see docs/operations.md, \"A corrupt data file\"",
-                        op.label(), message, SUMMARY_SECONDS);
+                        store, op.label(), message, SUMMARY_SECONDS);
                 return;
             }
             unlogged += count;
             if (now - loggedAtNanos >= TimeUnit.SECONDS.toNanos(SUMMARY_SECONDS)) {
-                log.error("{} more storage {}s failed in the last {} s; the last: {}", unlogged, op.label(),
+                log.error("{} more {} {}s failed in the last {} s; the last: {}", unlogged, store, op.label(),
                         TimeUnit.NANOSECONDS.toSeconds(now - loggedAtNanos), message);
                 unlogged = 0;
                 loggedAtNanos = now;

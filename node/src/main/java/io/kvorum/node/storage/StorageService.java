@@ -71,7 +71,8 @@ public final class StorageService implements AutoCloseable {
         this.rejected = metrics.storageRejected();
         this.disk = disk;
         this.lowDiskRejected = metrics.storageLowDiskRejected();
-        this.failures = new StorageFailures(metrics.storageReadErrors(), metrics.storageWriteErrors());
+        this.failures = new StorageFailures("storage", metrics.storageErrors("records", "read"),
+                metrics.storageErrors("records", "write"));
         this.commitInline = !store.fsync();
         this.readers = NodeThreads.bounded("storage-reader", readerThreads, queueCapacity);
         this.writer = new BatchingWriter<>(task -> NodeThreads.single("storage-writer", task), queueCapacity,
@@ -169,6 +170,9 @@ public final class StorageService implements AutoCloseable {
             applied = store.apply(batch.stream().map(PendingMutation::mutation).toList());
         } catch (RuntimeException e) {
             RuntimeException reported = failures.failed(StorageFailures.Op.WRITE, batch.size(), e);
+            if (!(reported instanceof StorageFailures.Reported)) {
+                log.error("storage write of {} mutations failed", batch.size(), e);
+            }
             batch.forEach(p -> p.done.completeExceptionally(reported));
             return;
         }

@@ -27,7 +27,7 @@ class StorageFailuresTest {
     private final Counter reads = registry.counter("reads");
     private final Counter writes = registry.counter("writes");
     private long nanos = 1_000;
-    private final StorageFailures failures = new StorageFailures(reads, writes, () -> nanos, () -> nanos / 1_000_000);
+    private final StorageFailures failures = new StorageFailures("storage", reads, writes, () -> nanos, () -> nanos / 1_000_000);
     private final Capture log = new Capture();
 
     @AfterEach
@@ -55,8 +55,9 @@ class StorageFailuresTest {
 
         nanos += TimeUnit.SECONDS.toNanos(StorageFailures.SUMMARY_SECONDS);
         RuntimeException cause = corruption();
-        StorageFailures.Reported reported = failures.failed(StorageFailures.Op.WRITE, 1, cause);
-        assertThat(reported).as("what the write is failed with, which nobody logs again").hasCause(cause)
+        RuntimeException reported = failures.failed(StorageFailures.Op.WRITE, 1, cause);
+        assertThat(reported).as("what the write is failed with, which nobody logs again")
+                .isInstanceOf(StorageFailures.Reported.class).hasCause(cause)
                 .hasMessage("storage write failed: write failed: Corruption: block checksum mismatch: "
                         + "/data/records/000040.sst");
         assertThat(log.lines).hasSize(2);
@@ -72,6 +73,16 @@ class StorageFailuresTest {
         assertThat(summary.writes()).isEqualTo(20_001);
         assertThat(summary.last()).isEqualTo("read: write failed: Corruption: block checksum mismatch: /data/records/000040.sst");
         assertThat(summary.lastAt()).isEqualTo(nanos / 1_000_000);
+    }
+
+    @Test
+    void aStoreClosedUnderItsCallerIsNoStorageFault() {
+        RuntimeException closed = new StorageException("a read after close: the store is closed", null);
+
+        assertThat(failures.failed(StorageFailures.Op.READ, 1, closed)).as("returned as it is").isSameAs(closed);
+        assertThat(reads.count()).isZero();
+        assertThat(failures.summary()).isNull();
+        assertThat(log.lines).isEmpty();
     }
 
     /** The ERROR lines of {@link StorageFailures}, formatted. */
