@@ -12,11 +12,12 @@ import org.slf4j.LoggerFactory;
 /**
  * The reads and writes a LevelDB database failed (its own errors: a corrupt table, an I/O error; not
  * refusals for overload or a full disk), counted and logged so that an operator sees them without
- * being flooded; one for the records, one for the hints. LevelDB keeps failing every write once a compaction has met a corrupt table, so a
- * node under load would otherwise log hundreds of thousands of stack traces a minute. The first
- * failure of reads and the first of writes are logged at once, with what to do; after that at
- * most one line every {@value #SUMMARY_SECONDS} s per kind, with how many failed meanwhile and the
- * last error. LevelDB's messages name the fault, and at most a file, never a key or a value.
+ * being flooded; one for the records, one for the hints. LevelDB keeps failing every write once a
+ * compaction has met a corrupt table, so a node under load would otherwise log hundreds of
+ * thousands of stack traces a minute. The first failure of reads and the first of writes are
+ * logged at once, with what to do; after that at most one line every {@value #SUMMARY_SECONDS} s
+ * per kind, with how many failed meanwhile and the last error. LevelDB's messages name the fault,
+ * and at most a file, never a key or a value.
  *
  * <p>Thread-safe: readers and the writer report concurrently.
  */
