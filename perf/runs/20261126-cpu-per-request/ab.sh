@@ -2,7 +2,9 @@
 # The A/B rounds of rendezvous-ab.txt and leak-detection-ab.txt (run from /work/main with WRK2 set):
 #   rendezvous: base = node jar of 7d9096d, cand = node jar of 05fbe7a; 1 node, 25000/s, PUT then GET
 #   leak detection: the 7d9096d jar, "noleak" with --node-jvm-opt=-Dio.netty.leakDetection.level=disabled
-# usage: abv.sh OUT ROUNDS MODE(rate|sat) NODES WORKLOAD "name|jar|jvmopts" ...
+# Also the rounds of ../20261127-answer-budget (nodeopts: extra node options, e.g. --http-threads=1).
+# usage: ab.sh OUT ROUNDS MODE(rate|sat) NODES WORKLOAD "name|jar|jvmopts[|nodeopts]" ...
+#   a jar of "nginx" or "netty" measures that baseline instead of a node jar
 set -u
 OUT=$1; ROUNDS=$2; MODE=$3; NODES=$4; WL=$5; shift 5
 cd /work/main; export WRK2=/tmp/wrk2/wrk
@@ -11,10 +13,11 @@ if [ "$MODE" = sat ]; then LOAD="--saturation --duration 15s --warmup 10s"; else
 mkdir -p $OUT
 for r in $(seq 1 $ROUNDS); do
   for v in "$@"; do
-    IFS='|' read -r n jar opts <<< "$v"
+    IFS='|' read -r n jar opts nopts <<< "$v"
     d=$OUT/r$r-$n
     extra=()
     for o in $opts; do extra+=("--node-jvm-opt=$o"); done
+    for o in $nopts; do extra+=("--node-option=$o"); done
     if [ "$jar" = nginx ]; then
       if [ "$MODE" = sat ]; then L2="--saturation --duration 15s --warmup 5s"; else L2="--rate $MODE --duration 20s --warmup 5s"; fi
       $P nginx --workload $WL $L2 --out $d > $d.log 2>&1
