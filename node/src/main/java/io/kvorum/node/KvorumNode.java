@@ -186,6 +186,7 @@ public final class KvorumNode implements AutoCloseable {
                 tuning.rangeBatchEntries(), tuning.rangeBatchBytes(), hlc::observe);
         Coordinator coordinator = new Coordinator(selfId, new PlacementPlan(m), peers.replicas(), hlc, clock,
                 config.requestTimeout(), deadlines, rangeSource, peers.hints(), metrics);
+        coordinator.refuseWritesWhile(peers.clockOffsets()::writeRefusal);
         JoinStream joinStream = new JoinStream(cluster, peers::range, local, new MoveProgress(config.dataDir(), MoveProgress.JOIN_FILE),
                 tuning.changes(), config.requestTimeout());
         LeaveStream leaveStream = new LeaveStream(cluster, localRange, peers.replicas(),
@@ -211,7 +212,7 @@ public final class KvorumNode implements AutoCloseable {
                     return NodeStatus.serving(selfId, now.topology().size(), now.replicationFactor(),
                             alone ? null : peers.peerStatus(), alone ? null : peers.hintStatus(),
                             alone ? null : antiEntropy.state(), storage.store().approximateBytes(),
-                            storage.failures().summary());
+                            storage.failures().summary(), peers.clockOffsets().writeRefusal());
                 },
                 antiEntropy::repair, metrics, config.security().tls(), tokens);
         // Stopped early: the gateway gets its grace for requests in progress only on a graceful stop.

@@ -15,6 +15,7 @@ import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.hints.HintStore;
 import io.kvorum.node.hints.HintedHandoff;
 import io.kvorum.node.http.NodeStatus;
+import io.kvorum.node.liveness.ClockOffsets;
 import io.kvorum.node.liveness.GuardedReplica;
 import io.kvorum.node.liveness.Heartbeats;
 import io.kvorum.node.liveness.PeerLiveness;
@@ -60,6 +61,7 @@ final class PeerWiring {
     private final String selfId;
     private final PeerTransport transport;
     private final PeerLiveness liveness;
+    private final ClockOffsets clockOffsets;
     private final Heartbeats heartbeats;
     private final HintStore hintStore; // null without hinted handoff
     private final HintedHandoff handoff; // null without hinted handoff
@@ -75,13 +77,15 @@ final class PeerWiring {
     private final Lifecycle.Stop stopLiveness;
     private final Lifecycle.Stop killTransport;
 
-    private PeerWiring(String selfId, PeerTransport transport, PeerLiveness liveness, Heartbeats heartbeats,
-                       HintStore hintStore, HintedHandoff handoff, NodeMetrics metrics, Duration announceWait,
-                       Lifecycle.Stop stopLiveness, Lifecycle.Stop killTransport, Map<String, Replica> peerReplicas) {
+    private PeerWiring(String selfId, PeerTransport transport, PeerLiveness liveness, ClockOffsets clockOffsets,
+                       Heartbeats heartbeats, HintStore hintStore, HintedHandoff handoff, NodeMetrics metrics,
+                       Duration announceWait, Lifecycle.Stop stopLiveness, Lifecycle.Stop killTransport,
+                       Map<String, Replica> peerReplicas) {
         this.peerReplicas = peerReplicas;
         this.selfId = selfId;
         this.transport = transport;
         this.liveness = liveness;
+        this.clockOffsets = clockOffsets;
         this.heartbeats = heartbeats;
         this.hintStore = hintStore;
         this.handoff = handoff;
@@ -108,8 +112,13 @@ final class PeerWiring {
         Tuning tuning = config.tuning();
         String selfId = config.self().id();
         PeerLiveness liveness = new PeerLiveness(List.of(), clock, tuning.liveness().missesToDown());
+        // A reading counts for ten heartbeats: a peer that stopped answering soon counts for nothing.
+        Duration heartbeatInterval = tuning.liveness().heartbeatInterval();
+        ClockOffsets clockOffsets = new ClockOffsets(clock, config.maxClockOffset(),
+                heartbeatInterval.multipliedBy(10));
+        metrics.bindClockWritesRefused(() -> clockOffsets.writeRefusal() != null);
         ScheduledThreadPoolExecutor livenessExecutor = NodeThreads.scheduled("liveness", 1);
-        Heartbeats heartbeats = new Heartbeats(liveness, livenessExecutor, tuning.liveness().heartbeatInterval(), clock);
+        Heartbeats heartbeats = new Heartbeats(liveness, clockOffsets, livenessExecutor, heartbeatInterval, clock);
         Runnable stopHeartbeats = () -> {
             heartbeats.close();
             livenessExecutor.shutdownNow();
@@ -159,14 +168,14 @@ final class PeerWiring {
             Map<String, Replica> peerReplicas = new ConcurrentHashMap<>();
             PeerWiring wiring;
             if (store == null) {
-                wiring = new PeerWiring(selfId, transport, liveness, heartbeats, null, null, metrics,
+                wiring = new PeerWiring(selfId, transport, liveness, clockOffsets, heartbeats, null, null, metrics,
                         tuning.announceWait(), stopLiveness, killTransport, peerReplicas);
             } else {
                 HintedHandoff handoff = new HintedHandoff(store, peerReplicas, tuning.hints().checkInterval(),
                         tuning.hints().window(), metrics);
                 parts.add("hint delivery", graceful -> handoff.close()); // before the peers it delivers to close
                 liveness.addListener(peer -> handoff.deliverPending()); // at once, not at the next check
-                wiring = new PeerWiring(selfId, transport, liveness, heartbeats, store, handoff, metrics,
+                wiring = new PeerWiring(selfId, transport, liveness, clockOffsets, heartbeats, store, handoff, metrics,
                         tuning.announceWait(), stopLiveness, killTransport, peerReplicas);
             }
             wiring.replicas.put(selfId, local);
@@ -209,6 +218,10 @@ final class PeerWiring {
         liveness.addPeer(m.id());
         // Read at every scrape, also after the member is removed: it then reads 0.
         metrics.bindPeerUp(m.id(), () -> liveness.isUp(m.id()));
+        metrics.bindClockOffset(m.id(), () -> {
+            ClockOffsets.Offset o = clockOffsets.offset(m.id());
+            return o == null ? Double.NaN : o.millis() / 1000.0;
+        });
         if (hintStore != null) {
             metrics.bindHintsPending(m.id(), () -> hintStore.pending(m.id()));
         }
@@ -286,11 +299,17 @@ final class PeerWiring {
         liveness.snapshot().forEach((peer, s) -> {
             ClusterMember m = connected.get(peer);
             if (m != null) {
+                ClockOffsets.Offset clock = clockOffsets.offset(peer);
                 peers.put(peer, new NodeStatus.Peer(s.state().jsonName(), s.sinceMillis(), s.rttMicros(),
-                        m.host() + ":" + m.httpPort()));
+                        m.host() + ":" + m.httpPort(), clock == null ? null : clock.millis()));
             }
         });
         return peers;
+    }
+
+    /** How far each peer's clock is from this node's, and whether this node may stamp writes. */
+    ClockOffsets clockOffsets() {
+        return clockOffsets;
     }
 
     /** The hinted-handoff counters for {@code /v0/status}; null without hinted handoff. */

@@ -10,9 +10,9 @@ import java.util.Map;
 
 /**
  * The text of {@code kvorum status}: a node's {@code GET /v0/status} as a header and one line per
- * member, the way that node sees the cluster, and a last line when its store has failed reads or
- * writes. A pure function of the status, the address it was read from and the current time, so it
- * can be checked without a node.
+ * member, the way that node sees the cluster, and last lines when its store has failed reads or
+ * writes, and when it refuses writes for its clock. A pure function of the status, the address it
+ * was read from and the current time, so it can be checked without a node.
  */
 final class ClusterSummary {
 
@@ -52,13 +52,13 @@ final class ClusterSummary {
                         + "%s stores %s", status.clusterSize(), status.replicationFactor(), status.node(),
                 ae == null ? "" : "; anti-entropy trees " + ae.trees(), status.node(), size(status.storageBytes())));
         List<List<String>> rows = new ArrayList<>();
-        rows.add(List.of("ID", "ADDRESS", "STATE", "SINCE", "RTT", "HINTS", "LAST ANTI-ENTROPY ROUND"));
-        rows.add(List.of(status.node(), address, "up (this node)", "-", "-", "-", "-"));
+        rows.add(List.of("ID", "ADDRESS", "STATE", "SINCE", "RTT", "CLOCK", "HINTS", "LAST ANTI-ENTROPY ROUND"));
+        rows.add(List.of(status.node(), address, "up (this node)", "-", "-", "-", "-", "-"));
         Map<String, NodeStatus.Peer> peers = peers();
         peers.forEach((id, peer) -> rows.add(List.of(id, peer.address() == null ? "-" : peer.address(),
                 String.valueOf(peer.state()), ago(peer.since()),
                 peer.rttMicros() < 0 ? "-" : String.format(Locale.ROOT, "%.2f ms", peer.rttMicros() / 1000.0),
-                hintsFor(id), lastRound(ae, id))));
+                clock(peer.clockOffsetMillis()), hintsFor(id), lastRound(ae, id))));
         lines.addAll(aligned(rows));
         long up = peers.values().stream().filter(p -> "up".equals(p.state())).count() + 1;
         lines.add(String.format(Locale.ROOT, "%d of %d members up", up, status.clusterSize())
@@ -70,7 +70,21 @@ final class ClusterSummary {
                             + "started; the last, %s: %s", status.node(), failed.reads(), failed.writes(),
                     ago(failed.lastAt()), failed.last()));
         }
+        if (status.writesRefused() != null) {
+            lines.add("WRITES REFUSED: " + status.writesRefused());
+        }
         return lines;
+    }
+
+    /** "+2 ms", "-1.3 s": how far a peer's clock is from this node's; "-" when not measured. */
+    static String clock(Long offsetMillis) {
+        if (offsetMillis == null) {
+            return "-";
+        }
+        String sign = offsetMillis > 0 ? "+" : "";
+        return Math.abs(offsetMillis) < 10_000
+                ? sign + offsetMillis + " ms"
+                : sign + String.format(Locale.ROOT, "%.1f s", offsetMillis / 1000.0);
     }
 
     private Map<String, NodeStatus.Peer> peers() {

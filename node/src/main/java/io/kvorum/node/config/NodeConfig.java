@@ -45,6 +45,7 @@ public record NodeConfig(
         Duration tombstoneGrace,
         long hintMaxBytesPerPeer,
         Duration hintMaxAge,
+        Duration maxClockOffset,
         Security security,
         Tuning tuning) {
 
@@ -57,14 +58,14 @@ public record NodeConfig(
     public NodeConfig withTuning(Tuning other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, purgeInterval,
-                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, security, other);
+                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, security, other);
     }
 
     /** This configuration with other security settings (tests). */
     public NodeConfig withSecurity(Security other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, purgeInterval,
-                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, other, tuning);
+                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, other, tuning);
     }
 
     /**
@@ -83,8 +84,8 @@ public record NodeConfig(
         return new NodeConfig(m.clusterName(), m.identity(), m.topology(), own, dataDir,
                 bindAddress.equals(self.host()) ? own.host() : bindAddress, m.replicationFactor(), fsync, join,
                 antiEntropyInterval, antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue,
-                storageReaders, maxConnections, httpThreads, purgeInterval, tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, security,
-                tuning);
+                storageReaders, maxConnections, httpThreads, purgeInterval, tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset,
+                security, tuning);
     }
 
     /** The membership {@code --cluster} seeds on a node's first start. */
@@ -198,6 +199,7 @@ public record NodeConfig(
                     millis(NodeOption.TOMBSTONE_GRACE, 0),
                     longIn(NodeOption.HINT_MAX_BYTES_PER_PEER, 0, Long.MAX_VALUE),
                     millis(NodeOption.HINT_MAX_AGE, 0),
+                    millis(NodeOption.MAX_CLOCK_OFFSET, 0),
                     security(),
                     Tuning.DEFAULTS);
         }

@@ -61,6 +61,9 @@ public enum NodeOption {
     HINT_MAX_AGE("hint-max-age", "MS", "10800000",
             "How long a hint waits for its peer before it is dropped and logged (3 hours); "
                     + "keep it below --tombstone-grace; 0 turns hinted handoff off."),
+    MAX_CLOCK_OFFSET("max-clock-offset", "MS", "500",
+            "Most a node's wall clock may differ from most of its peers' (measured by heartbeats) while it stamps writes; "
+                    + "beyond it the node answers writes 503, as their timestamps would misorder them; 0 turns the check off."),
     TLS_CERT("tls-cert", "FILE", null,
             "PEM certificate of this node, for HTTPS and mutual TLS between nodes; needs --tls-key and --tls-ca. "
                     + "Default: none (plain HTTP and gRPC)."),

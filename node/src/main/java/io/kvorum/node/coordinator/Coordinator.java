@@ -27,6 +27,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongFunction;
+import java.util.function.Supplier;
 
 /**
  * Coordinates entity requests: picks the key's {@code from} replicas, sends to all of them in
@@ -37,7 +39,8 @@ import java.util.concurrent.TimeUnit;
  * a replica moves that clock forward, so a later write through this node orders after it.
  *
  * <p>Failures: {@link NotEnoughReplicasException} (HTTP 504), or {@link OverloadedException}
- * (HTTP 503) when no replica took the request and at least one refused it for overload.
+ * (HTTP 503) when no replica took the request and at least one refused it for overload; a write
+ * also {@link ClockOffsetException} (HTTP 503) while this node's clock is off from its peers'.
  */
 public final class Coordinator {
 
@@ -55,6 +58,8 @@ public final class Coordinator {
     private final Map<String, ReplicaCounters> answers = new ConcurrentHashMap<>();
     private final Counter readRepairs;
     private final Map<DigestFallback, Counter> digestFallbacks;
+    /** Why this node may not stamp writes now, or null; see {@link #refuseWritesWhile}. */
+    private volatile Supplier<String> writeRefusal = () -> null;
 
     /** A coordinator that keeps no hints ({@link HintSink#NONE}); see the full constructor. */
     public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
@@ -168,15 +173,33 @@ public final class Coordinator {
                 .start().result;
     }
 
+    /**
+     * From now on every put and delete asks {@code refusal} first, and while it names a reason
+     * fails with {@link ClockOffsetException} before stamping anything: a node whose clock is off
+     * from its peers' would misorder the writes it stamps ({@code liveness.ClockOffsets}).
+     */
+    public void refuseWritesWhile(Supplier<String> refusal) {
+        writeRefusal = refusal;
+    }
+
     /** Writes a value; {@code ttlMillis > 0} makes it expire that long after now. */
     public CompletableFuture<Record> put(byte[] key, byte[] value, long ttlMillis, Quorum quorum) {
         long expiresAt = ttlMillis > 0 ? clock.currentTimeMillis() + ttlMillis : Record.NEVER_EXPIRES;
-        return write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum);
+        return stampAndWrite(key, timestamp -> Record.value(timestamp, selfId, value, expiresAt), quorum);
     }
 
     /** Writes a tombstone. */
     public CompletableFuture<Record> delete(byte[] key, Quorum quorum) {
-        return write(key, Record.tombstone(hlc.now(), selfId), quorum);
+        return stampAndWrite(key, timestamp -> Record.tombstone(timestamp, selfId), quorum);
+    }
+
+    /** Stamps the record with this node's clock and writes it, unless the clock may not stamp now. */
+    private CompletableFuture<Record> stampAndWrite(byte[] key, LongFunction<Record> stamped, Quorum quorum) {
+        String refused = writeRefusal.get();
+        if (refused != null) {
+            return CompletableFuture.failedFuture(new ClockOffsetException(refused));
+        }
+        return write(key, stamped.apply(hlc.now()), quorum);
     }
 
     /**

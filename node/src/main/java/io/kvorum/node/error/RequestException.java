@@ -22,7 +22,9 @@ public abstract class RequestException extends RuntimeException {
         /** A member a membership change needs is unreachable (HTTP 503). */
         MEMBER_UNREACHABLE,
         /** This node left the cluster or was removed: clients must use a member (HTTP 503). */
-        NOT_A_MEMBER
+        NOT_A_MEMBER,
+        /** This node's clock is off from its peers': it stamps no writes, clients must write elsewhere (HTTP 503). */
+        CLOCK_OFFSET
     }
 
     private final Code code;

@@ -17,19 +17,21 @@ import java.util.Map;
  * @param antiEntropy       the maintained trees and the last round with each peer; null without peers
  * @param storageBytes      about how many bytes this node's store takes on disk (LevelDB's estimate)
  * @param storageErrors     the reads and writes the store failed since the start; null if none
+ * @param writesRefused     why this node refuses writes now (its clock is off from its peers'); null
+ *                          while it accepts them
  */
 public record NodeStatus(String node, String status, int clusterSize, int replicationFactor,
                          Map<String, Peer> peers, Hints hints, AntiEntropyState antiEntropy, long storageBytes,
-                         StorageFailures.Summary storageErrors) {
+                         StorageFailures.Summary storageErrors, String writesRefused) {
 
     public static final String SERVING = "serving";
 
     /** A serving node's status. */
     public static NodeStatus serving(String node, int clusterSize, int replicationFactor, Map<String, Peer> peers,
                                      Hints hints, AntiEntropyState antiEntropy, long storageBytes,
-                                     StorageFailures.Summary storageErrors) {
+                                     StorageFailures.Summary storageErrors, String writesRefused) {
         return new NodeStatus(node, SERVING, clusterSize, replicationFactor, peers, hints, antiEntropy, storageBytes,
-                storageErrors);
+                storageErrors, writesRefused);
     }
 
     /**
@@ -39,8 +41,10 @@ public record NodeStatus(String node, String status, int clusterSize, int replic
      * @param since     when it entered {@code state}, epoch ms (for {@code unknown}: this node's start)
      * @param rttMicros the last heartbeat's round trip, -1 until one is measured
      * @param address   its HTTP address, host:port, as {@code --cluster} gives it
+     * @param clockOffsetMillis its wall clock minus this node's, as heartbeats last measured it; null
+     *                  until measured, or once it stopped answering
      */
-    public record Peer(String state, long since, long rttMicros, String address) {
+    public record Peer(String state, long since, long rttMicros, String address, Long clockOffsetMillis) {
     }
 
     /**

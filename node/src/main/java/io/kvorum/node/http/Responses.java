@@ -83,7 +83,7 @@ final class Responses {
                     + completedRounds(e));
             case OVERLOADED -> overloaded(e.getMessage());
             case CHANGE_IN_PROGRESS -> text(HttpResponseStatus.CONFLICT, e.getMessage());
-            case MEMBER_UNREACHABLE, NOT_A_MEMBER -> {
+            case MEMBER_UNREACHABLE, NOT_A_MEMBER, CLOCK_OFFSET -> {
                 FullHttpResponse r = text(HttpResponseStatus.SERVICE_UNAVAILABLE, e.getMessage());
                 r.headers().set(HttpHeaderNames.RETRY_AFTER, RETRY_AFTER_SECONDS);
                 yield r;

@@ -29,6 +29,9 @@ import java.util.concurrent.TimeUnit;
  * by a {@link Kind#RECONNECT} ping back; a heartbeat from a peer this node does not believe up
  * triggers one too.
  *
+ * <p>Clocks: every answer carries the peer's wall clock, from which {@link ClockOffsets} measures how
+ * far the peer's clock is from this node's; this node's answers carry its own.
+ *
  * <p>Threading: ticks run on the given scheduler; ping outcomes are recorded on whatever thread
  * the transport completes them. Lifecycle: {@link #start} once the probes exist; {@link #close}
  * stops the ticks (pings in flight end by their own deadlines).
@@ -36,6 +39,7 @@ import java.util.concurrent.TimeUnit;
 public final class Heartbeats implements PingListener, AutoCloseable {
 
     private final PeerLiveness liveness;
+    private final ClockOffsets clockOffsets;
     private final ScheduledExecutorService scheduler;
     private final Duration interval;
     private final Clock clock;
@@ -44,8 +48,10 @@ public final class Heartbeats implements PingListener, AutoCloseable {
     private volatile ScheduledFuture<?> ticks;
     private volatile boolean closed;
 
-    public Heartbeats(PeerLiveness liveness, ScheduledExecutorService scheduler, Duration interval, Clock clock) {
+    public Heartbeats(PeerLiveness liveness, ClockOffsets clockOffsets, ScheduledExecutorService scheduler,
+                      Duration interval, Clock clock) {
         this.liveness = liveness;
+        this.clockOffsets = clockOffsets;
         this.scheduler = scheduler;
         this.interval = interval;
         this.clock = clock;
@@ -59,6 +65,7 @@ public final class Heartbeats implements PingListener, AutoCloseable {
     /** No more heartbeats to this peer, a member that left. */
     public void removePeer(String peer) {
         probes.remove(peer);
+        clockOffsets.forget(peer);
     }
 
     /** Adds these peers and starts. */
@@ -109,6 +116,11 @@ public final class Heartbeats implements PingListener, AutoCloseable {
     }
 
     @Override
+    public long wallClockMillis() {
+        return clock.currentTimeMillis();
+    }
+
+    @Override
     public CompletableFuture<Void> announced(String peer) {
         PeerProbe probe = probes.get(peer);
         if (probe == null || closed) {
@@ -139,17 +151,21 @@ public final class Heartbeats implements PingListener, AutoCloseable {
     /** Pings and records the outcome in {@link #liveness}; the result never fails. */
     private CompletableFuture<Void> ping(PeerProbe probe, Kind kind) {
         long start = clock.nanoTime();
-        CompletableFuture<Void> sent;
+        long sentAtMillis = clock.currentTimeMillis();
+        CompletableFuture<Long> sent;
         try {
             sent = probe.ping(kind);
         } catch (RuntimeException e) {
             sent = CompletableFuture.failedFuture(e);
         }
-        return sent.handle((ok, error) -> {
+        return sent.handle((peerMillis, error) -> {
             String peer = probe.nodeId();
             if (error == null) {
+                long roundTrip = clock.nanoTime() - start;
+                // A reconnection's longer round trip only widens the clock reading's uncertainty.
+                clockOffsets.measured(peer, sentAtMillis, roundTrip, peerMillis == null ? 0 : peerMillis);
                 // Only a plain heartbeat measures the network; the others include a reconnection.
-                liveness.answered(peer, kind == Kind.HEARTBEAT ? clock.nanoTime() - start : -1);
+                liveness.answered(peer, kind == Kind.HEARTBEAT ? roundTrip : -1);
             } else if (ReplicaUnavailableException.reasonOf(error) == ReplicaUnavailableException.Reason.TIMED_OUT) {
                 liveness.missed(peer);
             } else {

@@ -3,7 +3,9 @@ package io.kvorum.node.liveness;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Pings one peer, as the transport does it. The future completes when the peer answered, or fails
+ * Pings one peer, as the transport does it. The future completes when the peer answered, with the
+ * peer's wall clock as it answered ({@link PingListener#wallClockMillis}; 0 from a peer that does
+ * not tell it, a node of an older version), or fails
  * with {@link io.kvorum.node.coordinator.ReplicaUnavailableException} whose reason says whether
  * the connection failed ({@code UNREACHABLE}) or no answer came in time ({@code TIMED_OUT}).
  * Every ping has a deadline of the transport's choosing; none waits longer.
@@ -28,5 +30,5 @@ public interface PeerProbe {
 
     String nodeId();
 
-    CompletableFuture<Void> ping(Kind kind);
+    CompletableFuture<Long> ping(Kind kind);
 }

@@ -13,4 +13,10 @@ public interface PingListener {
      * returned future completes: once this node has reached the peer back, or failed to.
      */
     CompletableFuture<Void> announced(String peer);
+
+    /**
+     * This node's wall clock, epoch ms, which every answer to a ping carries as it is sent: the
+     * pinging peer measures from it how far the two nodes' clocks are apart ({@link ClockOffsets}).
+     */
+    long wallClockMillis();
 }

@@ -126,6 +126,7 @@ public final class NodeMetrics implements AutoCloseable {
     /** Scrapes that may wait for the one in progress; Prometheus sends one per interval. */
     private static final int SCRAPES_WAITING = 4;
     private static final DoubleSupplier ZERO = () -> 0;
+    private static final DoubleSupplier UNKNOWN = () -> Double.NaN;
 
     /** The content type of {@link #scrape}'s text. */
     public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
@@ -169,6 +170,8 @@ public final class NodeMetrics implements AutoCloseable {
     private final Map<String, Counter> hintsDropped = new ConcurrentHashMap<>();
     /** What {@code kvorum_peer_up} and {@code kvorum_hints_pending} read, by member, once bound; 0 before. */
     private final Map<String, DoubleSupplier> peerUp = new ConcurrentHashMap<>();
+    private final Map<String, DoubleSupplier> clockOffsets = new ConcurrentHashMap<>();
+    private volatile BooleanSupplier clockWritesRefused = () -> false;
     private final Map<String, DoubleSupplier> hintsPendingSources = new ConcurrentHashMap<>();
     private final Map<String, Gauge> hintsPending = new ConcurrentHashMap<>();
     private final Map<String, Map<String, Counter>> rounds = new ConcurrentHashMap<>();
@@ -191,6 +194,7 @@ public final class NodeMetrics implements AutoCloseable {
     public NodeMetrics(String self, Collection<String> members, Collection<String> roundOutcomes) {
         this(members, roundOutcomes, true);
         bindPeerUp(self, () -> true);
+        bindClockOffset(self, () -> 0);
     }
 
     private NodeMetrics(Collection<String> members, Collection<String> roundOutcomes, boolean jvm) {
@@ -232,6 +236,9 @@ public final class NodeMetrics implements AutoCloseable {
                     .description("Records anti-entropy sent to peers or received from them")
                     .tag("direction", d.name().toLowerCase(Locale.ROOT)).register(registry));
         }
+        gauge("kvorum.clock.writes.refused", "1 while this node refuses writes because its wall clock is off from most"
+                + " of its peers' by more than --max-clock-offset, else 0", Tags.empty(),
+                () -> clockWritesRefused.getAsBoolean() ? 1 : 0);
         members.forEach(this::registerMember);
         if (!jvm) {
             return;
@@ -259,6 +266,9 @@ public final class NodeMetrics implements AutoCloseable {
         }
         gauge("kvorum.peer.up", "1 while this node can reach the peer, else 0", Tags.of("peer", member),
                 () -> peerUp.getOrDefault(member, ZERO).getAsDouble());
+        gauge("kvorum.clock.offset.seconds", "The peer's wall clock minus this node's, as heartbeats last measured it"
+                        + " (NaN until measured, or once the peer stopped answering)", Tags.of("peer", member),
+                () -> clockOffsets.getOrDefault(member, UNKNOWN).getAsDouble());
         hintsPending(member);
         replicas(member);
         hintsDelivered(member);
@@ -360,6 +370,17 @@ public final class NodeMetrics implements AutoCloseable {
     public void bindPeerUp(String peer, BooleanSupplier up) {
         registerMember(peer);
         peerUp.put(peer, () -> up.getAsBoolean() ? 1 : 0);
+    }
+
+    /** Reports how far {@code peer}'s wall clock is from this node's, in seconds: read at each scrape. */
+    public void bindClockOffset(String peer, DoubleSupplier offsetSeconds) {
+        registerMember(peer);
+        clockOffsets.put(peer, offsetSeconds);
+    }
+
+    /** Reports whether this node refuses writes for its clock: read at each scrape. */
+    public void bindClockWritesRefused(BooleanSupplier refused) {
+        clockWritesRefused = refused;
     }
 
     // ---- hinted handoff ----

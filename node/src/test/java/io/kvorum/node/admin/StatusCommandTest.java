@@ -26,7 +26,8 @@ class StatusCommandTest {
     private static final String THREE_NODES_N2_DOWN = "{\"node\":\"n1\",\"status\":\"serving\",\"clusterSize\":3,"
             + "\"replicationFactor\":3,\"peers\":{\"n2\":{\"state\":\"down\",\"since\":1795444431905,\"rttMicros\":16442,"
             + "\"address\":\"10.0.0.2:8080\"},"
-            + "\"n3\":{\"state\":\"up\",\"since\":1795444421837,\"rttMicros\":10317,\"address\":\"10.0.0.3:8080\"}},"
+            + "\"n3\":{\"state\":\"up\",\"since\":1795444421837,\"rttMicros\":10317,\"address\":\"10.0.0.3:8080\","
+            + "\"clockOffsetMillis\":-3}},"
             + "\"hints\":{\"pending\":{\"n2\":20},\"delivered\":7,\"dropped\":1},"
             + "\"antiEntropy\":{\"trees\":\"ready\",\"treesAt\":1795444430000,\"lastRounds\":{"
             + "\"n2\":{\"endedAt\":1795444436905,\"ok\":false,\"recordsExchanged\":0,\"durationMs\":0,\"error\":\"n2 is unreachable\"},"
@@ -56,10 +57,14 @@ class StatusCommandTest {
         List<String> lines = out.toString(UTF_8).lines().toList();
         assertThat(lines.get(0)).isEqualTo("Kvorum cluster of 3 node(s), replication factor 3, as n1 sees it; anti-entropy trees ready;"
                 + " n1 stores 50 MiB");
-        assertThat(lines.get(1)).startsWith("ID").contains("ADDRESS", "STATE", "RTT", "HINTS", "LAST ANTI-ENTROPY ROUND");
+        assertThat(lines.get(1)).startsWith("ID")
+                .contains("ADDRESS", "STATE", "RTT", "CLOCK", "HINTS", "LAST ANTI-ENTROPY ROUND");
         assertThat(lines.get(2)).startsWith("n1").contains("127.0.0.1:" + server.getAddress().getPort(), "up (this node)");
         assertThat(lines.get(3)).startsWith("n2").contains("10.0.0.2:8080", "up", "10s ago", "16.44 ms", " 20 ", "failed 5s ago: n2 is unreachable");
-        assertThat(lines.get(4)).startsWith("n3").contains("10.0.0.3:8080", "up", "20s ago", "10.32 ms", " 0 ", "ok 12s ago, 4 records in 12 ms");
+        assertThat(lines.get(3).substring(lines.get(1).indexOf("CLOCK"))).as("n2's clock not measured")
+                .startsWith("- ");
+        assertThat(lines.get(4)).startsWith("n3")
+                .contains("10.0.0.3:8080", "up", "20s ago", "10.32 ms", "-3 ms", " 0 ", "ok 12s ago, 4 records in 12 ms");
         assertThat(lines.get(5)).isEqualTo("3 of 3 members up; hints delivered 7, dropped 1 since n1 started");
         assertThat(lines).hasSize(6);
         assertThat(lines.get(1).indexOf("STATE")).as("columns aligned").isEqualTo(lines.get(3).indexOf("up"));
@@ -102,6 +107,18 @@ class StatusCommandTest {
         assertThat(exit).as("the members are up").isEqualTo(StatusCommand.EXIT_ALL_UP);
         assertThat(out.toString(UTF_8).lines().toList()).hasSize(5).last().isEqualTo("STORAGE ERRORS: n1's store failed "
                 + "2 read(s) and 1500 write(s) since it started; the last, 5s ago: write: Corruption: block checksum mismatch");
+    }
+
+    @Test
+    void aNodeThatRefusesWritesForItsClockSaysSoLast() throws IOException {
+        int exit = run(serve(200, THREE_NODES_ALL_UP.replace("\"clockOffsetMillis\":-3", "\"clockOffsetMillis\":-61500")
+                .replace("\"storageBytes\":52428800",
+                        "\"storageBytes\":52428800,\"writesRefused\":\"this node's clock is off\"")));
+
+        assertThat(exit).as("the members are up").isEqualTo(StatusCommand.EXIT_ALL_UP);
+        List<String> lines = out.toString(UTF_8).lines().toList();
+        assertThat(lines.get(4)).startsWith("n3").contains("-61.5 s");
+        assertThat(lines).hasSize(7).last().isEqualTo("WRITES REFUSED: this node's clock is off");
     }
 
     @Test

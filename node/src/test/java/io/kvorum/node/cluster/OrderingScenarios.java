@@ -2,6 +2,8 @@ package io.kvorum.node.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
 import io.kvorum.node.config.NodeOption;
@@ -19,6 +21,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -264,5 +267,69 @@ abstract class OrderingScenarios extends ClusterScenarioSupport {
                 pool.shutdownNow();
             }
         });
+    }
+
+    /**
+     * A node whose wall clock is off from the others' by more than {@code --max-clock-offset}
+     * refuses writes (503, naming each peer's offset) instead of stamping timestamps that would
+     * misorder them; it still serves reads, its peers still take writes, and once its clock is back
+     * it takes writes again. Its peers see the offset in their status, and it sees why it refuses.
+     */
+    @Test
+    void aNodeWhoseClockIsOffFromItsPeersRefusesWritesUntilItIsBack() throws Exception {
+        withCluster(3, Map.of(NodeOption.MAX_CLOCK_OFFSET, "1000"), c -> {
+            String key = "clock-off";
+            String path = "/v0/entity?id=" + key;
+            c.clock("n3").setSkew(Duration.ofSeconds(5));
+            within(Duration.ofSeconds(20)).untilAsserted(() -> {
+                Answer refused = raw(c, "n3", "PUT", path, "stamped 5 s ahead");
+                assertThat(refused.status()).as("a write through n3: " + refused).isEqualTo(503);
+                assertThat(refused.body()).contains("clock", "--max-clock-offset 1000 ms", "n1 -", "n2 -");
+            });
+            assertThat(raw(c, "n3", "DELETE", path, null).status()).as("a delete through n3").isEqualTo(503);
+            assertThat(status(c, "n3").get("writesRefused").getAsString()).contains("n1 -", "n2 -");
+            long n3SeenByN1 = status(c, "n1").getAsJsonObject("peers").getAsJsonObject("n3")
+                    .get("clockOffsetMillis").getAsLong();
+            assertThat(n3SeenByN1).as("n3's clock as n1 measures it").isBetween(4_000L, 6_000L);
+            assertThat(status(c, "n1").has("writesRefused")).as("n1 agrees with n2").isFalse();
+
+            assertThat(put(c, "n1", key, "through n1", q(3, 3)).status()).isEqualTo(Answer.CREATED);
+            assertThat(get(c, "n3", key, q(3, 3))).as("n3 still coordinates reads")
+                    .isEqualTo(new Answer(Answer.OK, "through n1"));
+
+            c.clock("n3").setSkew(Duration.ZERO);
+            within(Duration.ofSeconds(20)).untilAsserted(() ->
+                    assertThat(raw(c, "n3", "PUT", path, "through n3").status()).isEqualTo(Answer.CREATED));
+            assertThat(get(c, "n1", key, q(3, 3))).as("n3's write orders after n1's")
+                    .isEqualTo(new Answer(Answer.OK, "through n3"));
+            assertThat(status(c, "n3").has("writesRefused")).isFalse();
+        });
+    }
+
+    /**
+     * The harm the check prevents: n4, not a replica of the key, with its clock 5 s behind, would
+     * stamp a write made after another 5 s before it, acknowledge it, and have it lose to the
+     * older write on every replica. It refuses the write instead.
+     */
+    @Test
+    void aWriteThroughANodeWhoseClockIsBehindIsRefusedInsteadOfLost() throws Exception {
+        withCluster(4, Map.of(NodeOption.REPLICATION_FACTOR, "3"), c -> {
+            String key = c.keyWhosePreferenceStartsWith("behind-", List.of("n1", "n2", "n3"));
+            c.clock("n4").setSkew(Duration.ofSeconds(-5));
+            within(Duration.ofSeconds(20)).untilAsserted(() ->
+                    assertThat(status(c, "n4").has("writesRefused")).as("n4 has measured its peers").isTrue());
+
+            assertThat(put(c, "n1", key, "first", q(3, 3)).status()).isEqualTo(Answer.CREATED);
+            Answer second = raw(c, "n4", "PUT", "/v0/entity?id=" + key, "second");
+            assertThat(second.status()).as("the later write, through n4: " + second).isEqualTo(503);
+            assertThat(get(c, "n1", key, q(3, 3))).isEqualTo(new Answer(Answer.OK, "first"));
+        });
+    }
+
+    /** {@code node}'s {@code /v0/status}. */
+    private static JsonObject status(MiniCluster c, String node) throws Exception {
+        Answer status = raw(c, node, "GET", "/v0/status", null);
+        assertThat(status.status()).as("status of " + node).isEqualTo(Answer.OK);
+        return JsonParser.parseString(status.body()).getAsJsonObject();
     }
 }

@@ -28,6 +28,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -181,6 +182,27 @@ class CoordinatorTest {
 
     private static Record value(long ts, String writer) {
         return Record.value(ts, writer, VALUE, Record.NEVER_EXPIRES);
+    }
+
+    @Test
+    void whileTheClockMayNotStampWritesArePreventedAndReadsGoOn() {
+        Coordinator c = coordinator();
+        AtomicReference<String> refusal = new AtomicReference<>("this node's clock is off");
+        c.refuseWritesWhile(refusal::get);
+
+        assertThat(failureOf(c.put(KEY, VALUE, 0, new Quorum(2, 3)))).isInstanceOf(ClockOffsetException.class)
+                .hasMessage("this node's clock is off");
+        assertThat(failureOf(c.delete(KEY, new Quorum(2, 3)))).isInstanceOf(ClockOffsetException.class);
+        assertThat(order).allSatisfy(f -> assertThat(f.written).as("sent to %s", f.id).isEmpty());
+        long clockBefore = hlc.now();
+        CompletableFuture<Record> read = c.get(KEY, new Quorum(1, 1));
+        order.forEach(f -> f.holds(null));
+        assertThat(read).isCompletedWithValue(null);
+
+        refusal.set(null);
+        c.put(KEY, VALUE, 0, new Quorum(2, 3));
+        assertThat(order.get(0).written).as("accepted again").hasSize(1);
+        assertThat(order.get(0).written.get(0).timestamp()).as("stamped now").isGreaterThan(clockBefore);
     }
 
     @Test

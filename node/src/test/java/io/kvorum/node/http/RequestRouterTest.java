@@ -43,7 +43,7 @@ class RequestRouterTest {
 
     private final MemoryReplica replica = new MemoryReplica();
     private final List<Entry> rangeEntries = new ArrayList<>();
-    private NodeStatus status = NodeStatus.serving("n1", 1, 1, null, null, null, 0, null);
+    private NodeStatus status = NodeStatus.serving("n1", 1, 1, null, null, null, 0, null, null);
     private ClusterView cluster;
     private CompletableFuture<RepairReport> repair;
     private EmbeddedConnection connection;
@@ -103,22 +103,25 @@ class RequestRouterTest {
     @Test
     void theStatusWithPeersAndHintsIsTheDocumentedJson() {
         Map<String, NodeStatus.Peer> peers = new LinkedHashMap<>();
-        peers.put("n2", new NodeStatus.Peer("down", 1795444431905L, 16442, "127.0.0.1:8081"));
-        peers.put("n3", new NodeStatus.Peer("up", 1795444421837L, 10317, "127.0.0.1:8082"));
+        peers.put("n2", new NodeStatus.Peer("down", 1795444431905L, 16442, "127.0.0.1:8081", null));
+        peers.put("n3", new NodeStatus.Peer("up", 1795444421837L, 10317, "127.0.0.1:8082", -3L));
         status = NodeStatus.serving("n1", 3, 3, peers, new NodeStatus.Hints(new TreeMap<>(Map.of("n2", 20L)), 0, 0),
                 new AntiEntropyState("ready", 1795444430000L, new TreeMap<>(Map.of("n2",
                         new AntiEntropyState.LastRound(1795444429000L, true, 0, 12, null)))), 52_428_800,
-                new StorageFailures.Summary(0, 3, "write: Corruption: block checksum mismatch", 1795444432000L));
+                new StorageFailures.Summary(0, 3, "write: Corruption: block checksum mismatch", 1795444432000L),
+                "this node's clock is off from its peers'");
 
         assertThat(exchange("GET", "/v0/status").body()).isEqualTo("{\"node\":\"n1\",\"status\":\"serving\","
                 + "\"clusterSize\":3,\"replicationFactor\":3,\"peers\":{\"n2\":{\"state\":\"down\","
                 + "\"since\":1795444431905,\"rttMicros\":16442,\"address\":\"127.0.0.1:8081\"},\"n3\":{\"state\":\"up\","
-                + "\"since\":1795444421837,\"rttMicros\":10317,\"address\":\"127.0.0.1:8082\"}},"
+                + "\"since\":1795444421837,\"rttMicros\":10317,\"address\":\"127.0.0.1:8082\","
+                + "\"clockOffsetMillis\":-3}},"
                 + "\"hints\":{\"pending\":{\"n2\":20},\"delivered\":0,\"dropped\":0},"
                 + "\"antiEntropy\":{\"trees\":\"ready\",\"treesAt\":1795444430000,\"lastRounds\":{\"n2\":"
                 + "{\"endedAt\":1795444429000,\"ok\":true,\"recordsExchanged\":0,\"durationMs\":12}}},"
                 + "\"storageBytes\":52428800,\"storageErrors\":{\"reads\":0,\"writes\":3,"
-                + "\"last\":\"write: Corruption: block checksum mismatch\",\"lastAt\":1795444432000}}\n");
+                + "\"last\":\"write: Corruption: block checksum mismatch\",\"lastAt\":1795444432000},"
+                + "\"writesRefused\":\"this node's clock is off from its peers'\"}\n");
     }
 
     @Test

@@ -25,7 +25,8 @@ class GuardedReplicaTest {
     private final PeerLiveness liveness = new PeerLiveness(List.of("n2"), clock, 2);
     private final ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1);
     private final HeartbeatsTest.FakeProbe probe = new HeartbeatsTest.FakeProbe("n2");
-    private final Heartbeats heartbeats = new Heartbeats(liveness, scheduler, Duration.ofHours(1), clock);
+    private final Heartbeats heartbeats = new Heartbeats(liveness,
+            new ClockOffsets(clock, Duration.ZERO, Duration.ofSeconds(10)), scheduler, Duration.ofHours(1), clock);
     private final ScriptedReplica peer = new ScriptedReplica();
     private final GuardedReplica guarded = new GuardedReplica(peer, liveness, heartbeats);
 

@@ -33,6 +33,7 @@ class HeartbeatsTest {
 
     private final ManualClock clock = new ManualClock(1_000L);
     private final PeerLiveness liveness = new PeerLiveness(List.of("n2", "n3"), clock, 2);
+    private final ClockOffsets clockOffsets = new ClockOffsets(clock, Duration.ofMillis(500), Duration.ofSeconds(10));
     private final ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1);
     private final FakeProbe n2 = new FakeProbe("n2");
     private final FakeProbe n3 = new FakeProbe("n3");
@@ -43,7 +44,7 @@ class HeartbeatsTest {
     }
 
     private Heartbeats started(Duration interval) {
-        Heartbeats h = new Heartbeats(liveness, scheduler, interval, clock);
+        Heartbeats h = new Heartbeats(liveness, clockOffsets, scheduler, interval, clock);
         h.start(List.of(n2, n3));
         return h;
     }
@@ -95,6 +96,21 @@ class HeartbeatsTest {
                 assertThat(liveness.snapshot().get("n2").rttMicros()).as("measured by the heartbeat").isEqualTo(3_000));
         assertThat(n2.next().kind()).as("the next tick").isEqualTo(Kind.HEARTBEAT);
         assertThat(n3.next().kind()).isEqualTo(Kind.RECONNECT);
+    }
+
+    @Test
+    void anAnswerCarriesThePeersClockWhichIsMeasuredAgainstThisNodes() throws Exception {
+        liveness.answered("n2", 1);
+        Heartbeats h = started(NEVER);
+        Ping toN2 = probeUntilPinged(h, n2);
+        clock.advance(4);
+        toN2.answer().complete(clock.currentTimeMillis() - 2 + 7_000); // answered mid-trip, 7 s ahead
+        within10s().untilAsserted(() -> assertThat(clockOffsets.offset("n2")).as("n2's clock").isNotNull()
+                .extracting(ClockOffsets.Offset::millis).isEqualTo(7_000L));
+        assertThat(h.wallClockMillis()).as("what this node's answers carry").isEqualTo(clock.currentTimeMillis());
+
+        h.removePeer("n2");
+        assertThat(clockOffsets.offset("n2")).as("a member that left").isNull();
     }
 
     @Test
@@ -165,7 +181,7 @@ class HeartbeatsTest {
         assertThat(liveness.state("n2")).isEqualTo(UNKNOWN);
     }
 
-    record Ping(Kind kind, CompletableFuture<Void> answer) {
+    record Ping(Kind kind, CompletableFuture<Long> answer) {
     }
 
     /** A peer whose answers the test gives: every ping waits in {@link #pings}. */
@@ -183,8 +199,8 @@ class HeartbeatsTest {
         }
 
         @Override
-        public CompletableFuture<Void> ping(Kind kind) {
-            CompletableFuture<Void> answer = new CompletableFuture<>();
+        public CompletableFuture<Long> ping(Kind kind) {
+            CompletableFuture<Long> answer = new CompletableFuture<>();
             pings.add(new Ping(kind, answer));
             return answer;
         }

@@ -32,7 +32,7 @@ record GrpcPeerProbe(PeerChannel peer, Duration timeout) implements PeerProbe {
     }
 
     @Override
-    public CompletableFuture<Void> ping(Kind kind) {
+    public CompletableFuture<Long> ping(Kind kind) {
         long deadlineMillis = kind == Kind.ANNOUNCE ? 2 * timeout.toMillis() : timeout.toMillis();
         LivenessGrpc.LivenessStub call = LivenessGrpc.newStub(peer.channel())
                 .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS);
@@ -44,11 +44,11 @@ record GrpcPeerProbe(PeerChannel peer, Duration timeout) implements PeerProbe {
                 .setHeader(peer.header(deadlineMillis))
                 .setAnnounce(kind == Kind.ANNOUNCE)
                 .build();
-        CompletableFuture<Void> answered = new CompletableFuture<>();
+        CompletableFuture<Long> answered = new CompletableFuture<>();
         call.ping(request, new StreamObserver<>() {
             @Override
             public void onNext(PingResponse response) {
-                answered.complete(null);
+                answered.complete(response.getWallMillis());
             }
 
             @Override
@@ -58,7 +58,7 @@ record GrpcPeerProbe(PeerChannel peer, Duration timeout) implements PeerProbe {
 
             @Override
             public void onCompleted() {
-                answered.complete(null);
+                answered.complete(0L); // no answer message: nothing measured
             }
         });
         return answered;

@@ -9,11 +9,10 @@ import io.kvorum.proto.PingResponse;
 /**
  * The receiving side of {@code Liveness.Ping}: a package-private delegate that hands the ping to
  * the core's {@link PingListener} (the cluster id was checked by {@link ClusterCheck}). A heartbeat is
- * answered at once; an announcement once the listener has reached the sender back.
+ * answered at once; an announcement once the listener has reached the sender back. Every answer
+ * carries this node's wall clock as it is sent.
  */
 final class LivenessService extends LivenessGrpc.LivenessImplBase {
-
-    private static final PingResponse PONG = PingResponse.getDefaultInstance();
 
     private final PingListener listener;
 
@@ -32,9 +31,9 @@ final class LivenessService extends LivenessGrpc.LivenessImplBase {
         listener.announced(sender).whenComplete((ignored, error) -> answer(responses));
     }
 
-    private static void answer(StreamObserver<PingResponse> responses) {
+    private void answer(StreamObserver<PingResponse> responses) {
         try {
-            responses.onNext(PONG);
+            responses.onNext(PingResponse.newBuilder().setWallMillis(listener.wallClockMillis()).build());
             responses.onCompleted();
         } catch (RuntimeException e) {
             // the caller gave up (deadline) or went away: nothing to answer

@@ -11,6 +11,7 @@ import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.coordinator.ReplicaUnavailableException.Reason;
 import io.kvorum.node.liveness.PeerProbe;
+import io.kvorum.node.liveness.PingListener;
 import io.kvorum.node.antientropy.AntiEntropyPeer;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
@@ -301,14 +302,16 @@ final class SimulatedTransport implements PeerTransport {
         }
 
         @Override
-        public CompletableFuture<Void> ping(Kind kind) {
+        public CompletableFuture<Long> ping(Kind kind) {
             if (kind == Kind.ANNOUNCE) {
-                return call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(2),
-                        t -> t.local().pings().announced(selfId));
+                return call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(2), t -> {
+                    PingListener pings = t.local().pings();
+                    return pings.announced(selfId).thenApply(ignored -> pings.wallClockMillis());
+                });
             }
             return call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT, t -> {
                 t.local().pings().pinged(selfId);
-                return CompletableFuture.completedFuture(null);
+                return CompletableFuture.completedFuture(t.local().pings().wallClockMillis());
             });
         }
     }
