@@ -186,7 +186,7 @@ public final class KvorumNode implements AutoCloseable {
                 tuning.rangeBatchEntries(), tuning.rangeBatchBytes(), hlc::observe);
         Coordinator coordinator = new Coordinator(selfId, new PlacementPlan(m), peers.replicas(), hlc, clock,
                 config.requestTimeout(), deadlines, rangeSource, peers.hints(), metrics);
-        coordinator.refuseWritesWhile(peers.clockOffsets()::writeRefusal);
+        peers.clockOffsets().onRefusalChange(coordinator::refuseWrites);
         JoinStream joinStream = new JoinStream(cluster, peers::range, local, new MoveProgress(config.dataDir(), MoveProgress.JOIN_FILE),
                 tuning.changes(), config.requestTimeout());
         LeaveStream leaveStream = new LeaveStream(cluster, localRange, peers.replicas(),

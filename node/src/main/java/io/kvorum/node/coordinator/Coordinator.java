@@ -27,8 +27,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongFunction;
-import java.util.function.Supplier;
 
 /**
  * Coordinates entity requests: picks the key's {@code from} replicas, sends to all of them in
@@ -58,8 +56,8 @@ public final class Coordinator {
     private final Map<String, ReplicaCounters> answers = new ConcurrentHashMap<>();
     private final Counter readRepairs;
     private final Map<DigestFallback, Counter> digestFallbacks;
-    /** Why this node may not stamp writes now, or null; see {@link #refuseWritesWhile}. */
-    private volatile Supplier<String> writeRefusal = () -> null;
+    /** Why this node may not stamp writes now, or null; see {@link #refuseWrites}. */
+    private volatile String clockRefusal;
 
     /** A coordinator that keeps no hints ({@link HintSink#NONE}); see the full constructor. */
     public Coordinator(String selfId, Placement placement, Map<String, Replica> replicas, HybridLogicalClock hlc,
@@ -174,32 +172,31 @@ public final class Coordinator {
     }
 
     /**
-     * From now on every put and delete asks {@code refusal} first, and while it names a reason
-     * fails with {@link ClockOffsetException} before stamping anything: a node whose clock is off
-     * from its peers' would misorder the writes it stamps ({@code liveness.ClockOffsets}).
+     * Until called again with null, every put and delete fails with {@link ClockOffsetException}
+     * saying {@code why}, before anything is stamped: a node whose clock is off from its peers'
+     * would misorder the writes it stamps ({@code liveness.ClockOffsets} decides).
      */
-    public void refuseWritesWhile(Supplier<String> refusal) {
-        writeRefusal = refusal;
+    public void refuseWrites(String why) {
+        clockRefusal = why;
     }
 
     /** Writes a value; {@code ttlMillis > 0} makes it expire that long after now. */
     public CompletableFuture<Record> put(byte[] key, byte[] value, long ttlMillis, Quorum quorum) {
+        String refused = clockRefusal;
+        if (refused != null) {
+            return CompletableFuture.failedFuture(new ClockOffsetException(refused));
+        }
         long expiresAt = ttlMillis > 0 ? clock.currentTimeMillis() + ttlMillis : Record.NEVER_EXPIRES;
-        return stampAndWrite(key, timestamp -> Record.value(timestamp, selfId, value, expiresAt), quorum);
+        return write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum);
     }
 
     /** Writes a tombstone. */
     public CompletableFuture<Record> delete(byte[] key, Quorum quorum) {
-        return stampAndWrite(key, timestamp -> Record.tombstone(timestamp, selfId), quorum);
-    }
-
-    /** Stamps the record with this node's clock and writes it, unless the clock may not stamp now. */
-    private CompletableFuture<Record> stampAndWrite(byte[] key, LongFunction<Record> stamped, Quorum quorum) {
-        String refused = writeRefusal.get();
+        String refused = clockRefusal;
         if (refused != null) {
             return CompletableFuture.failedFuture(new ClockOffsetException(refused));
         }
-        return write(key, stamped.apply(hlc.now()), quorum);
+        return write(key, Record.tombstone(hlc.now(), selfId), quorum);
     }
 
     /**

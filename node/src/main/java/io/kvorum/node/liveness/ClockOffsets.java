@@ -5,9 +5,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,8 +37,10 @@ import org.slf4j.LoggerFactory;
  * with a warning. Readings older than {@code staleAfter} (a peer that stopped answering) count for
  * nothing. {@code maxOffset} zero measures and reports offsets but judges none.
  *
- * <p>Thread-safe. {@link #writeRefusal} is a volatile read on the path of every write; the
- * decision is made when a reading arrives, and made again on that path only while it refuses.
+ * <p>Thread-safe. The decision is made again when a reading arrives or a member leaves, and on
+ * {@link #recheck} (every heartbeat tick, so that a refusal resting on readings gone stale ends
+ * without new ones); each change is pushed to the listener ({@link #onRefusalChange}), so that the
+ * path of a write reads one field.
  */
 public final class ClockOffsets {
 
@@ -68,6 +72,7 @@ public final class ClockOffsets {
     /** The peers last found off, for logging each change once. */
     private final Map<String, Boolean> off = new ConcurrentHashMap<>();
     private volatile Decision decision;
+    private volatile Consumer<String> listener = refusal -> { };
 
     /**
      * @param maxOffset  the largest offset from most peers with which this node still stamps writes
@@ -135,11 +140,26 @@ public final class ClockOffsets {
      * (the peers measured and their offsets).
      */
     public String writeRefusal() {
-        Decision d = decision;
-        if (d.refusal != null && clock.nanoTime() - d.atNanos > staleAfterNanos) {
-            d = decide(); // the readings it rests on may have gone stale with no new ones
+        return decision.refusal;
+    }
+
+    /**
+     * Tells {@code onChange} the {@link #writeRefusal} now, and then each time it changes (null:
+     * writes are accepted again; while refusing, new figures are a change), on the thread that
+     * changed it. It must be short.
+     */
+    public void onRefusalChange(Consumer<String> onChange) {
+        synchronized (this) {
+            listener = onChange;
+            onChange.accept(decision.refusal);
         }
-        return d.refusal;
+    }
+
+    /** Decides again without a new reading: a refusal resting on readings gone stale ends. */
+    public void recheck() {
+        if (maxOffsetMillis > 0 && decision.refusal != null) {
+            decide();
+        }
     }
 
     private boolean isFresh(Offset o, long nowNanos) {
@@ -161,7 +181,7 @@ public final class ClockOffsets {
         }
     }
 
-    private synchronized Decision decide() {
+    private synchronized void decide() {
         long now = clock.nanoTime();
         List<String> beyond = new ArrayList<>();
         int within = 1; // this node agrees with itself
@@ -190,7 +210,9 @@ public final class ClockOffsets {
             log.info("accepting writes again: this node's clock agrees with most of its peers' within "
                     + "--max-clock-offset {} ms", maxOffsetMillis);
         }
-        return decision;
+        if (!Objects.equals(before.refusal, refusal)) {
+            listener.accept(refusal);
+        }
     }
 
     private static String signed(long millis) {

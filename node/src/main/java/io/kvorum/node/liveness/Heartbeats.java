@@ -130,6 +130,7 @@ public final class Heartbeats implements PingListener, AutoCloseable {
     }
 
     private void beat() {
+        clockOffsets.recheck();
         for (String peer : probes.keySet()) {
             if (!closed && inFlight.add(peer)) {
                 beat(peer);

@@ -28,7 +28,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -187,8 +186,7 @@ class CoordinatorTest {
     @Test
     void whileTheClockMayNotStampWritesArePreventedAndReadsGoOn() {
         Coordinator c = coordinator();
-        AtomicReference<String> refusal = new AtomicReference<>("this node's clock is off");
-        c.refuseWritesWhile(refusal::get);
+        c.refuseWrites("this node's clock is off");
 
         assertThat(failureOf(c.put(KEY, VALUE, 0, new Quorum(2, 3)))).isInstanceOf(ClockOffsetException.class)
                 .hasMessage("this node's clock is off");
@@ -199,7 +197,7 @@ class CoordinatorTest {
         order.forEach(f -> f.holds(null));
         assertThat(read).isCompletedWithValue(null);
 
-        refusal.set(null);
+        c.refuseWrites(null);
         c.put(KEY, VALUE, 0, new Quorum(2, 3));
         assertThat(order.get(0).written).as("accepted again").hasSize(1);
         assertThat(order.get(0).written.get(0).timestamp()).as("stamped now").isGreaterThan(clockBefore);

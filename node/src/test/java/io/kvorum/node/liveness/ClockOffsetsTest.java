@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.node.time.ManualClock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -93,8 +95,27 @@ class ClockOffsetsTest {
         answered("n2", 5_000, 2);
         assertThat(offsets.writeRefusal()).isNotNull();
         clock.advance(STALE_AFTER.toMillis() + 1);
+        assertThat(offsets.writeRefusal()).as("until the next check").isNotNull();
+        offsets.recheck();
         assertThat(offsets.writeRefusal()).as("peers that stopped answering say nothing any more").isNull();
         assertThat(offsets.offset("n2")).isNull();
+    }
+
+    @Test
+    void theListenerHearsTheRefusalAtOnceAndThenEachChangeOfItOnce() {
+        List<String> heard = new ArrayList<>();
+        offsets.onRefusalChange(heard::add);
+        answered("n2", 5_000, 2);
+        answered("n3", 5_000, 2);
+        answered("n3", 5_000, 2); // the same refusal: not told again
+        answered("n3", 5_001, 2); // new figures: told, so that the next refused write names them
+        answered("n3", 0, 2);
+
+        assertThat(heard).hasSize(4);
+        assertThat(heard.get(0)).as("at once").isNull();
+        assertThat(heard.get(1)).contains("n2 +5000 ms", "n3 +5000 ms");
+        assertThat(heard.get(2)).contains("n2 +5000 ms", "n3 +5001 ms");
+        assertThat(heard.get(3)).as("n3 agrees again").isNull();
     }
 
     @Test
