@@ -22,6 +22,8 @@ final class Responses {
 
     private static final Logger log = LoggerFactory.getLogger(Responses.class);
     static final String RETRY_AFTER_SECONDS = "1";
+    /** For a refusal of this node's own that another node would not make: retry there, now. */
+    static final String RETRY_ELSEWHERE_AT_ONCE = "0";
     /** Thread-safe. Node ids and messages are written as they are, without HTML escapes. */
     private static final Gson JSON = new GsonBuilder().disableHtmlEscaping().create();
 
@@ -83,12 +85,16 @@ final class Responses {
                     + completedRounds(e));
             case OVERLOADED -> overloaded(e.getMessage());
             case CHANGE_IN_PROGRESS -> text(HttpResponseStatus.CONFLICT, e.getMessage());
-            case MEMBER_UNREACHABLE, NOT_A_MEMBER, CLOCK_OFFSET -> {
-                FullHttpResponse r = text(HttpResponseStatus.SERVICE_UNAVAILABLE, e.getMessage());
-                r.headers().set(HttpHeaderNames.RETRY_AFTER, RETRY_AFTER_SECONDS);
-                yield r;
-            }
+            case MEMBER_UNREACHABLE, NOT_A_MEMBER -> unavailable(e.getMessage(), RETRY_AFTER_SECONDS);
+            // Nothing to wait for: this node's clock will not agree within a second, another node's does now.
+            case CLOCK_OFFSET -> unavailable(e.getMessage(), RETRY_ELSEWHERE_AT_ONCE);
         };
+    }
+
+    private static FullHttpResponse unavailable(String message, String retryAfterSeconds) {
+        FullHttpResponse r = text(HttpResponseStatus.SERVICE_UNAVAILABLE, message);
+        r.headers().set(HttpHeaderNames.RETRY_AFTER, retryAfterSeconds);
+        return r;
     }
 
     /** After the peers a repair could not reach (the message), the summary of the rounds that completed. */

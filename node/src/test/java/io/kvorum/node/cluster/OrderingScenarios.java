@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
 import io.kvorum.node.config.NodeOption;
@@ -274,6 +275,8 @@ abstract class OrderingScenarios extends ClusterScenarioSupport {
      * refuses writes (503, naming each peer's offset) instead of stamping timestamps that would
      * misorder them; it still serves reads, its peers still take writes, and once its clock is back
      * it takes writes again. Its peers see the offset in their status, and it sees why it refuses.
+     * A client that routes writes to it retries them on another node at once ({@code Retry-After: 0}),
+     * well within a deadline shorter than the one second an overloaded node asks for.
      */
     @Test
     void aNodeWhoseClockIsOffFromItsPeersRefusesWritesUntilItIsBack() throws Exception {
@@ -293,6 +296,14 @@ abstract class OrderingScenarios extends ClusterScenarioSupport {
             assertThat(n3SeenByN1).as("n3's clock as n1 measures it").isBetween(4_000L, 6_000L);
             assertThat(status(c, "n1").has("writesRefused")).as("n1 agrees with n2").isFalse();
 
+            try (KvorumClient routed = KvorumClient.builder().endpoints(c.ids().stream().map(c::httpUri).toList())
+                    .routeToReplicas().requestTimeout(Duration.ofMillis(800)).build()) {
+                for (int i = 0; i < 10; i++) {
+                    String ledByN3 = c.keyWhosePreferenceStartsWith("clock-routed-" + i + "-", List.of("n3"));
+                    assertThat(put(routed, ledByN3, "v", q(2, 3)).status()).as("a write routed to n3 first")
+                            .isEqualTo(Answer.CREATED);
+                }
+            }
             assertThat(put(c, "n1", key, "through n1", q(3, 3)).status()).isEqualTo(Answer.CREATED);
             assertThat(get(c, "n3", key, q(3, 3))).as("n3 still coordinates reads")
                     .isEqualTo(new Answer(Answer.OK, "through n1"));
