@@ -61,17 +61,14 @@ public final class ClockOffsets {
         }
     }
 
-    /** What was decided, and when: {@code refusal} null while writes are accepted. */
-    private record Decision(String refusal, long atNanos) {
-    }
-
     private final Clock clock;
     private final long maxOffsetMillis;
     private final long staleAfterNanos;
     private final Map<String, Offset> offsets = new ConcurrentHashMap<>();
     /** The peers last found off, for logging each change once. */
     private final Map<String, Boolean> off = new ConcurrentHashMap<>();
-    private volatile Decision decision;
+    /** Why writes are refused, or null while they are accepted. */
+    private volatile String refusal;
     private volatile Consumer<String> listener = refusal -> { };
 
     /**
@@ -83,12 +80,6 @@ public final class ClockOffsets {
         this.clock = clock;
         this.maxOffsetMillis = maxOffset.toMillis();
         this.staleAfterNanos = staleAfter.toNanos();
-        this.decision = new Decision(null, clock.nanoTime());
-    }
-
-    /** The largest offset judged acceptable, in ms; 0 when offsets are not judged. */
-    public long maxOffsetMillis() {
-        return maxOffsetMillis;
     }
 
     /**
@@ -123,24 +114,12 @@ public final class ClockOffsets {
         return o != null && isFresh(o, clock.nanoTime()) ? o : null;
     }
 
-    /** The fresh offsets, by peer id in ascending order. */
-    public Map<String, Offset> snapshot() {
-        long now = clock.nanoTime();
-        Map<String, Offset> out = new TreeMap<>();
-        offsets.forEach((peer, o) -> {
-            if (isFresh(o, now)) {
-                out.put(peer, o);
-            }
-        });
-        return out;
-    }
-
     /**
      * Null while this node may stamp writes; otherwise why it may not, in one line for the client
      * (the peers measured and their offsets).
      */
     public String writeRefusal() {
-        return decision.refusal;
+        return refusal;
     }
 
     /**
@@ -151,13 +130,13 @@ public final class ClockOffsets {
     public void onRefusalChange(Consumer<String> onChange) {
         synchronized (this) {
             listener = onChange;
-            onChange.accept(decision.refusal);
+            onChange.accept(refusal);
         }
     }
 
     /** Decides again without a new reading: a refusal resting on readings gone stale ends. */
     public void recheck() {
-        if (maxOffsetMillis > 0 && decision.refusal != null) {
+        if (maxOffsetMillis > 0 && refusal != null) {
             decide();
         }
     }
@@ -182,12 +161,12 @@ public final class ClockOffsets {
     }
 
     private synchronized void decide() {
-        long now = clock.nanoTime();
+        long nowNanos = clock.nanoTime();
         List<String> beyond = new ArrayList<>();
         int within = 1; // this node agrees with itself
         for (Map.Entry<String, Offset> e : new TreeMap<>(offsets).entrySet()) {
             Offset o = e.getValue();
-            if (!isFresh(o, now)) {
+            if (!isFresh(o, nowNanos)) {
                 continue;
             }
             if (o.certainlyBeyond(maxOffsetMillis)) {
@@ -196,22 +175,22 @@ public final class ClockOffsets {
                 within++;
             }
         }
-        String refusal = beyond.size() > within
+        String next = beyond.size() > within
                 ? "this node's clock is off from its peers' by more than --max-clock-offset " + maxOffsetMillis
                         + " ms (each peer's clock minus this node's: " + String.join(", ", beyond)
                         + "), so writes through it would be misordered; write through another node, and fix this"
                         + " node's time synchronisation"
                 : null;
-        Decision before = decision;
-        decision = new Decision(refusal, now);
-        if (before.refusal == null && refusal != null) {
-            log.error("refusing writes (503): {}", refusal);
-        } else if (before.refusal != null && refusal == null) {
+        String before = refusal;
+        refusal = next;
+        if (before == null && next != null) {
+            log.error("refusing writes (503): {}", next);
+        } else if (before != null && next == null) {
             log.info("accepting writes again: this node's clock agrees with most of its peers' within "
                     + "--max-clock-offset {} ms", maxOffsetMillis);
         }
-        if (!Objects.equals(before.refusal, refusal)) {
-            listener.accept(refusal);
+        if (!Objects.equals(before, next)) {
+            listener.accept(next);
         }
     }
 
