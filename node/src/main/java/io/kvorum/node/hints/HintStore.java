@@ -16,7 +16,6 @@ import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-
 /**
  * The hints of hinted handoff (SPEC §3), kept in their own LevelDB database: each is a write that
  * a peer missed, waiting to be delivered to it by {@link HintedHandoff}. This class is the face of
