@@ -445,7 +445,8 @@ public final class KvorumNode implements AutoCloseable {
                     config.tuning().storageCacheBytes(), config.topology().size() > 1);
             DiskSpace disk = DiskSpace.of(config.dataDir(), config.minFreeDisk());
             metrics.bindDiskFree(disk::usableBytes);
-            return new StorageService(store, config.storageReaders(), config.storageQueue(), disk, metrics);
+            return new StorageService(store, config.storageReaders(), config.storageQueue(), disk, metrics,
+                    config.requestTimeout(), System::nanoTime);
         } catch (IOException e) {
             // LevelDB's own errors are plain IOExceptions: "IO error: lock ..." when another process has it open.
             if (!(e instanceof FileSystemException) && String.valueOf(e.getMessage()).contains("lock")) {

@@ -180,6 +180,7 @@ public final class NodeMetrics implements AutoCloseable {
     private final Map<DigestFallback, Counter> digestFallbacks = new EnumMap<>(DigestFallback.class);
     private final Counter storageRejected;
     private final Counter storageLowDiskRejected;
+    private final Counter storageReadsExpired;
 
     /**
      * Registers every family, with a series for each of {@code members} where a family is labelled
@@ -223,6 +224,9 @@ public final class NodeMetrics implements AutoCloseable {
         }
         storageRejected = Counter.builder("kvorum.storage.rejected")
                 .description("Storage reads and writes refused because a queue was full (answered 503)")
+                .register(registry);
+        storageReadsExpired = Counter.builder("kvorum.storage.reads.expired")
+                .description("Storage reads dropped unread: they waited for a reader longer than --request-timeout")
                 .register(registry);
         storageLowDiskRejected = Counter.builder("kvorum.storage.low.disk.rejected")
                 .description("Storage writes refused because the data disk was at --min-free-disk (answered 503)")
@@ -459,6 +463,10 @@ public final class NodeMetrics implements AutoCloseable {
 
     public Counter storageRejected() {
         return storageRejected;
+    }
+
+    public Counter storageReadsExpired() {
+        return storageReadsExpired;
     }
 
     public Counter storageLowDiskRejected() {

@@ -12,6 +12,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +36,12 @@ import org.slf4j.LoggerFactory;
  * count in {@code kvorum_storage_rejected_total}, and the queues' depths are reported as
  * {@code kvorum_storage_queue_depth}.
  *
+ * <p>Reads are also bounded in time, by a budget (the request timeout): a read that waited longer
+ * than it for a reader is dropped unread ({@link ReadExpiredException}, counted in
+ * {@code kvorum_storage_reads_expired_total}), as whoever asked has given up; and while the oldest
+ * queued read has waited over half of it, new reads are refused as for a full queue. Large values
+ * are what makes this matter: a count of reads says little about how long they take.
+ *
  * <p>Futures complete on the storage threads or on the caller's; continuations must be short and non-blocking.
  */
 public final class StorageService implements AutoCloseable {
@@ -54,6 +61,10 @@ public final class StorageService implements AutoCloseable {
     private final StorageFailures failures;
     /** Whether a write may commit on its caller's thread when the writer is idle: not when each commit fsyncs. */
     private final boolean commitInline;
+    /** How long a read may wait in the queue; 0: no limit. */
+    private final long readBudgetNanos;
+    private final LongSupplier nanoTime;
+    private final Counter expiredReads;
 
     /** Storage whose meters are its own ({@link NodeMetrics#unregistered}). */
     public StorageService(LevelDbStore store, int readerThreads, int queueCapacity) {
@@ -67,7 +78,20 @@ public final class StorageService implements AutoCloseable {
 
     /** @param disk what writes must leave free on the data directory's file system */
     public StorageService(LevelDbStore store, int readerThreads, int queueCapacity, DiskSpace disk, NodeMetrics metrics) {
+        this(store, readerThreads, queueCapacity, disk, metrics, Duration.ZERO, System::nanoTime);
+    }
+
+    /**
+     * @param readBudget how long a read may wait for a reader (the request timeout: after it, nobody
+     *                   waits for the answer any more); {@link Duration#ZERO} for no limit
+     * @param nanoTime   the monotonic clock reads are timed with
+     */
+    public StorageService(LevelDbStore store, int readerThreads, int queueCapacity, DiskSpace disk, NodeMetrics metrics,
+                          Duration readBudget, LongSupplier nanoTime) {
         this.store = store;
+        this.readBudgetNanos = readBudget.toNanos();
+        this.nanoTime = nanoTime;
+        this.expiredReads = metrics.storageReadsExpired();
         this.rejected = metrics.storageRejected();
         this.disk = disk;
         this.lowDiskRejected = metrics.storageLowDiskRejected();
@@ -93,22 +117,73 @@ public final class StorageService implements AutoCloseable {
         metrics.bindStorageBytes(store::approximateBytes);
     }
 
-    /** The stored record of a key (tombstones and expired records included), or null. */
+    /**
+     * The stored record of a key (tombstones and expired records included), or null. Fails at once
+     * with {@link StorageOverloadedException} when the read queue is full or its oldest read has
+     * waited over half of the read budget, and with {@link ReadExpiredException}, unread, when the
+     * read itself waited longer than the budget.
+     */
     public CompletableFuture<Record> read(byte[] key) {
-        CompletableFuture<Record> result = new CompletableFuture<>();
+        QueuedRead read = new QueuedRead(key, nanoTime.getAsLong());
+        String refusal = readRefusal(read.queuedAt);
+        if (refusal != null) {
+            rejected.increment();
+            read.result.completeExceptionally(new StorageOverloadedException(refusal));
+            return read.result;
+        }
         try {
-            readers.execute(() -> {
-                try {
-                    result.complete(store.get(key));
-                } catch (RuntimeException e) {
-                    result.completeExceptionally(failures.failed(StorageFailures.Op.READ, 1, e));
-                }
-            });
+            readers.execute(read);
         } catch (RejectedExecutionException e) {
             rejected.increment();
-            result.completeExceptionally(new StorageOverloadedException("storage read queue is full"));
+            read.result.completeExceptionally(new StorageOverloadedException("storage read queue is full"));
         }
-        return result;
+        return read.result;
+    }
+
+    /**
+     * Why a read arriving at {@code now} is refused, or null: the oldest read in the queue has
+     * waited over half of the budget, so a read queued behind it would likely wait out the rest.
+     * Refusing it at once (503) keeps the reads already queued within their budget, where serving
+     * every arrival would make all of them late.
+     */
+    private String readRefusal(long now) {
+        if (readBudgetNanos == 0 || !(readers.getQueue().peek() instanceof QueuedRead oldest)) {
+            return null;
+        }
+        long waited = now - oldest.queuedAt;
+        if (waited <= readBudgetNanos / 2) {
+            return null;
+        }
+        return "storage reads are waiting " + TimeUnit.NANOSECONDS.toMillis(waited)
+                + " ms, over half of --request-timeout " + TimeUnit.NANOSECONDS.toMillis(readBudgetNanos) + " ms";
+    }
+
+    /** One read in the readers' queue, with when it was queued. */
+    private final class QueuedRead implements Runnable {
+        final byte[] key;
+        final long queuedAt;
+        final CompletableFuture<Record> result = new CompletableFuture<>();
+
+        QueuedRead(byte[] key, long queuedAt) {
+            this.key = key;
+            this.queuedAt = queuedAt;
+        }
+
+        @Override
+        public void run() {
+            long waited = nanoTime.getAsLong() - queuedAt;
+            if (readBudgetNanos != 0 && waited > readBudgetNanos) {
+                // Whoever asked has stopped waiting (the request timeout is the same on every node).
+                expiredReads.increment();
+                result.completeExceptionally(new ReadExpiredException(TimeUnit.NANOSECONDS.toMillis(waited)));
+                return;
+            }
+            try {
+                result.complete(store.get(key));
+            } catch (RuntimeException e) {
+                result.completeExceptionally(failures.failed(StorageFailures.Op.READ, 1, e));
+            }
+        }
     }
 
     /**

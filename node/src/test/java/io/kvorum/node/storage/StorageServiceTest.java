@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -263,5 +264,60 @@ class StorageServiceTest {
         free.set(1L << 30);
         disk.check();
         assertThat(storage.write(key("b"), value(3, "later")).get(5, TimeUnit.SECONDS)).isTrue();
+    }
+
+    /** What {@link #openTimedAndBlockTheReader} times reads with. */
+    private final AtomicLong nanos = new AtomicLong();
+
+    /**
+     * A store holding {@code k -> v}, with one reader, whose reads are timed by {@link #nanos}
+     * against a budget of one second; returns once the reader is blocked until {@link #release}.
+     */
+    private NodeMetrics openTimedAndBlockTheReader() throws Exception {
+        NodeMetrics metrics = NodeMetrics.unregistered();
+        storage = new StorageService(LevelDbStore.open(dir, false, 1 << 20), 1, 16, DiskSpace.UNCHECKED, metrics,
+                Duration.ofSeconds(1), nanos::get);
+        storage.write(key("k"), value(1, "v")).join();
+        blockTheReader();
+        return metrics;
+    }
+
+    @Test
+    void aReadThatWaitedForAReaderPastTheBudgetIsDroppedUnread() throws Exception {
+        NodeMetrics metrics = openTimedAndBlockTheReader();
+        CompletableFuture<Record> late = storage.read(key("k"));
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(400));
+        CompletableFuture<Record> onTime = storage.read(key("k"));
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(601));
+        // state: the first read has waited 1001 ms, the second 601 ms
+        release.countDown();
+
+        assertThat(onTime.get(10, TimeUnit.SECONDS).value()).isEqualTo(key("v"));
+        assertThat(failureOf(late)).isInstanceOf(ReadExpiredException.class).hasMessageContaining("waited 1001 ms");
+        assertThat(metrics.storageReadsExpired().count()).isEqualTo(1.0);
+        assertThat(metrics.storageRejected().count()).isZero();
+    }
+
+    @Test
+    void whileTheOldestQueuedReadHasWaitedOverHalfTheBudgetNewReadsAreRefused() throws Exception {
+        NodeMetrics metrics = openTimedAndBlockTheReader();
+        CompletableFuture<Record> oldest = storage.read(key("k"));
+
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(500));
+        CompletableFuture<Record> atHalf = storage.read(key("k"));
+        assertThat(atHalf).as("queued: the oldest waited exactly half").isNotDone();
+
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1));
+        Throwable refused = failureOf(storage.read(key("k")));
+        assertThat(refused).isInstanceOf(StorageOverloadedException.class)
+                .hasMessage("storage reads are waiting 501 ms, over half of --request-timeout 1000 ms");
+        assertThat(metrics.storageRejected().count()).isEqualTo(1.0);
+
+        release.countDown();
+        assertThat(oldest.get(10, TimeUnit.SECONDS).value()).isEqualTo(key("v"));
+        assertThat(atHalf.get(10, TimeUnit.SECONDS).value()).isEqualTo(key("v"));
+        // state: the queue is empty, so nothing has waited: reads are taken again
+        assertThat(storage.read(key("k")).get(10, TimeUnit.SECONDS).value()).isEqualTo(key("v"));
+        assertThat(metrics.storageReadsExpired().count()).isZero();
     }
 }
