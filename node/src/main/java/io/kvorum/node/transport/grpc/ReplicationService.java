@@ -5,6 +5,7 @@ import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.storage.ReadExpiredException;
 import io.kvorum.node.storage.StorageFailures;
 import io.kvorum.node.util.Failures;
 import io.kvorum.proto.ReadResult;
@@ -106,6 +107,9 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
         Throwable t = Failures.unwrap(error);
         if (t instanceof OverloadedException) {
             return error(callId, ReplicaError.Code.OVERLOADED, t.getMessage());
+        }
+        if (t instanceof ReadExpiredException) {
+            return error(callId, ReplicaError.Code.DEADLINE_PASSED, t.getMessage());
         }
         if (!(t instanceof StorageFailures.Reported)) {
             log.warn("replica operation failed", t);

@@ -14,8 +14,12 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.Replica;
+import io.kvorum.node.coordinator.ReplicaUnavailableException;
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.model.RecordDigest;
+import io.kvorum.node.storage.ReadExpiredException;
+import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.proto.ReadResult;
 import io.kvorum.proto.ReplicaRequest;
@@ -27,6 +31,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -34,8 +39,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Digest reads over {@code Replication.Exchange}: the replica's answer to a digest read carries the
- * version and a hash, never the value, and a replica that predates digest reads still serves one.
+ * Reads over {@code Replication.Exchange}: the replica's answer to a digest read carries the
+ * version and a hash, never the value, a replica that predates digest reads still serves one, and
+ * a replica whose storage did not read tells the coordinator why.
  */
 @Timeout(30)
 class GrpcDigestReadTest {
@@ -92,7 +98,7 @@ class GrpcDigestReadTest {
 
     /** The replica side as a node runs it, over a replica that holds {@link #stored}. */
     private GrpcPeerReplica peer() throws Exception {
-        return peerServedBy(new ReplicationService(new HoldingReplica(stored)));
+        return peerServedBy(new ReplicationService(HoldingReplica.holding(stored)));
     }
 
     @Test
@@ -118,7 +124,7 @@ class GrpcDigestReadTest {
 
     @Test
     void aDigestOfNoVersionIsNull() throws Exception {
-        GrpcPeerReplica peer = peerServedBy(new ReplicationService(new HoldingReplica(null)));
+        GrpcPeerReplica peer = peerServedBy(new ReplicationService(HoldingReplica.holding(null)));
         assertThat(peer.readDigest(KEY).get(10, TimeUnit.SECONDS)).isNull();
         assertThat(sent.get(0).getRead().hasDigest()).isFalse();
         assertThat(sent.get(0).getRead().hasRecord()).isFalse();
@@ -152,8 +158,42 @@ class GrpcDigestReadTest {
         assertThat(peer.readDigest(KEY).get(10, TimeUnit.SECONDS)).isEqualTo(RecordDigest.of(stored));
     }
 
-    /** This node's storage, as a replica that holds one record for every key. */
-    private record HoldingReplica(Record record) implements Replica {
+    @Test
+    void aReadDroppedForWaitingPastTheTimeoutIsATimeoutToTheCoordinator() throws Exception {
+        GrpcPeerReplica peer = peerServedBy(new ReplicationService(
+                new HoldingReplica(CompletableFuture.failedFuture(new ReadExpiredException(1042)))));
+
+        Throwable full = failureOf(peer.read(KEY));
+        assertThat(full).isInstanceOf(ReplicaUnavailableException.class).hasMessageContaining("expired");
+        assertThat(ReplicaUnavailableException.reasonOf(full)).isEqualTo(ReplicaUnavailableException.Reason.TIMED_OUT);
+        Throwable digest = failureOf(peer.readDigest(KEY));
+        assertThat(ReplicaUnavailableException.reasonOf(digest)).isEqualTo(ReplicaUnavailableException.Reason.TIMED_OUT);
+    }
+
+    @Test
+    void aReadRefusedForOverloadIsAnOverloadToTheCoordinator() throws Exception {
+        GrpcPeerReplica peer = peerServedBy(new ReplicationService(new HoldingReplica(CompletableFuture.failedFuture(
+                new StorageOverloadedException("storage reads are waiting 600 ms, over half of --request-timeout 1000 ms")))));
+
+        assertThat(failureOf(peer.read(KEY))).isInstanceOf(OverloadedException.class)
+                .hasMessageContaining("n2 is overloaded: storage reads are waiting 600 ms");
+    }
+
+    private static Throwable failureOf(CompletableFuture<?> f) throws Exception {
+        try {
+            f.get(10, TimeUnit.SECONDS);
+            throw new AssertionError("not failed");
+        } catch (ExecutionException e) {
+            return e.getCause();
+        }
+    }
+
+    /** This node's storage, as a replica whose every read of any key answers {@code reads}. */
+    private record HoldingReplica(CompletableFuture<Record> reads) implements Replica {
+        static HoldingReplica holding(Record record) {
+            return new HoldingReplica(CompletableFuture.completedFuture(record));
+        }
+
         @Override
         public String nodeId() {
             return "n2";
@@ -161,12 +201,12 @@ class GrpcDigestReadTest {
 
         @Override
         public CompletableFuture<Record> read(byte[] key) {
-            return CompletableFuture.completedFuture(record);
+            return reads;
         }
 
         @Override
         public CompletableFuture<RecordDigest> readDigest(byte[] key) {
-            return CompletableFuture.completedFuture(RecordDigest.of(record));
+            return reads.thenApply(RecordDigest::of);
         }
 
         @Override
