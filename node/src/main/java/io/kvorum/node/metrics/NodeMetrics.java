@@ -180,7 +180,7 @@ public final class NodeMetrics implements AutoCloseable {
     private final Map<DigestFallback, Counter> digestFallbacks = new EnumMap<>(DigestFallback.class);
     private final Counter storageRejected;
     private final Counter storageLowDiskRejected;
-    private final Counter storageReadsExpired;
+    private final Map<StorageQueue, Counter> storageExpired = new EnumMap<>(StorageQueue.class);
 
     /**
      * Registers every family, with a series for each of {@code members} where a family is labelled
@@ -225,9 +225,12 @@ public final class NodeMetrics implements AutoCloseable {
         storageRejected = Counter.builder("kvorum.storage.rejected")
                 .description("Storage reads and writes refused because a queue was full (answered 503)")
                 .register(registry);
-        storageReadsExpired = Counter.builder("kvorum.storage.reads.expired")
-                .description("Storage reads dropped unread: they waited for a reader longer than --request-timeout")
-                .register(registry);
+        for (StorageQueue queue : StorageQueue.values()) {
+            storageExpired.put(queue, Counter.builder("kvorum.storage.expired")
+                    .description("Storage reads and writes dropped without effect: they waited in their queue longer than --request-timeout")
+                    .tag("queue", queue.name().toLowerCase(Locale.ROOT))
+                    .register(registry));
+        }
         storageLowDiskRejected = Counter.builder("kvorum.storage.low.disk.rejected")
                 .description("Storage writes refused because the data disk was at --min-free-disk (answered 503)")
                 .register(registry);
@@ -465,8 +468,8 @@ public final class NodeMetrics implements AutoCloseable {
         return storageRejected;
     }
 
-    public Counter storageReadsExpired() {
-        return storageReadsExpired;
+    public Counter storageExpired(StorageQueue queue) {
+        return storageExpired.get(queue);
     }
 
     public Counter storageLowDiskRejected() {

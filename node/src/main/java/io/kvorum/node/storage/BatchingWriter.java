@@ -164,6 +164,11 @@ public final class BatchingWriter<T> {
         return until != 0 && System.nanoTime() - until < 0;
     }
 
+    /** The item that has waited longest for the writer, or null when none waits. */
+    public T oldestQueued() {
+        return queue.peek();
+    }
+
     /** Items waiting for the writer now. */
     public int queued() {
         return queue.size();

@@ -6,6 +6,7 @@ import io.kvorum.node.model.Record;
 import io.kvorum.node.util.NodeThreads;
 import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -36,11 +37,12 @@ import org.slf4j.LoggerFactory;
  * count in {@code kvorum_storage_rejected_total}, and the queues' depths are reported as
  * {@code kvorum_storage_queue_depth}.
  *
- * <p>Reads are also bounded in time, by a budget (the request timeout): a read that waited longer
- * than it for a reader is dropped unread ({@link ReadExpiredException}, counted in
- * {@code kvorum_storage_reads_expired_total}), as whoever asked has given up; and while the oldest
- * queued read has waited over half of it, new reads are refused as for a full queue. Large values
- * are what makes this matter: a count of reads says little about how long they take.
+ * <p>Reads and writes are also bounded in time, by a budget (the request timeout): one that waited
+ * longer than it for its thread is dropped without effect ({@link StorageExpiredException}, counted
+ * in {@code kvorum_storage_expired_total}), as whoever asked has given up; and while the oldest
+ * of a queue has waited over half of it, new work for that queue is refused as for a full queue.
+ * Large values are what makes this matter: a count of operations says little about how long they
+ * take. Purges are not timed.
  *
  * <p>Futures complete on the storage threads or on the caller's; continuations must be short and non-blocking.
  */
@@ -48,6 +50,8 @@ public final class StorageService implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(StorageService.class);
     private static final int MAX_BATCH = 512;
+    /** Most bytes of keys and values in one LevelDB write (a larger record is written alone). */
+    private static final long MAX_COMMIT_BYTES = 4 << 20;
     /** What a record costs on disk beyond its key and value, about: its header and index entry. */
     private static final int RECORD_OVERHEAD_BYTES = 64;
     private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
@@ -61,10 +65,16 @@ public final class StorageService implements AutoCloseable {
     private final StorageFailures failures;
     /** Whether a write may commit on its caller's thread when the writer is idle: not when each commit fsyncs. */
     private final boolean commitInline;
-    /** How long a read may wait in the queue; 0: no limit. */
-    private final long readBudgetNanos;
+    /** How long a read or a client or replica write may wait in its queue; 0: no limit. */
+    private final long budgetNanos;
     private final LongSupplier nanoTime;
     private final Counter expiredReads;
+    private final Counter expiredWrites;
+    /**
+     * The first write of the drained batch the writer is committing, or null: it has waited
+     * longer than anything still queued. Written by the committing thread, read by writers.
+     */
+    private volatile PendingMutation oldestInHand;
 
     /** Storage whose meters are its own ({@link NodeMetrics#unregistered}). */
     public StorageService(LevelDbStore store, int readerThreads, int queueCapacity) {
@@ -82,16 +92,18 @@ public final class StorageService implements AutoCloseable {
     }
 
     /**
-     * @param readBudget how long a read may wait for a reader (the request timeout: after it, nobody
-     *                   waits for the answer any more); {@link Duration#ZERO} for no limit
-     * @param nanoTime   the monotonic clock reads are timed with
+     * @param budget   how long a read or a {@link #write} may wait for its storage thread (the request
+     *                 timeout: after it, nobody waits for the answer any more); {@link Duration#ZERO}
+     *                 for no limit
+     * @param nanoTime the monotonic clock they are timed with
      */
     public StorageService(LevelDbStore store, int readerThreads, int queueCapacity, DiskSpace disk, NodeMetrics metrics,
-                          Duration readBudget, LongSupplier nanoTime) {
+                          Duration budget, LongSupplier nanoTime) {
         this.store = store;
-        this.readBudgetNanos = readBudget.toNanos();
+        this.budgetNanos = budget.toNanos();
         this.nanoTime = nanoTime;
-        this.expiredReads = metrics.storageReadsExpired();
+        this.expiredReads = metrics.storageExpired(NodeMetrics.StorageQueue.READ);
+        this.expiredWrites = metrics.storageExpired(NodeMetrics.StorageQueue.WRITE);
         this.rejected = metrics.storageRejected();
         this.disk = disk;
         this.lowDiskRejected = metrics.storageLowDiskRejected();
@@ -120,7 +132,7 @@ public final class StorageService implements AutoCloseable {
     /**
      * The stored record of a key (tombstones and expired records included), or null. Fails at once
      * with {@link StorageOverloadedException} when the read queue is full or its oldest read has
-     * waited over half of the read budget, and with {@link ReadExpiredException}, unread, when the
+     * waited over half of the budget, and with {@link StorageExpiredException}, unread, when the
      * read itself waited longer than the budget.
      */
     public CompletableFuture<Record> read(byte[] key) {
@@ -147,15 +159,16 @@ public final class StorageService implements AutoCloseable {
      * every arrival would make all of them late.
      */
     private String readRefusal(long now) {
-        if (readBudgetNanos == 0 || !(readers.getQueue().peek() instanceof QueuedRead oldest)) {
+        return readers.getQueue().peek() instanceof QueuedRead oldest ? ageRefusal("reads", now - oldest.queuedAt) : null;
+    }
+
+    /** Why work is refused when the oldest of its queue has waited {@code waited}, or null. */
+    private String ageRefusal(String what, long waited) {
+        if (budgetNanos == 0 || waited <= budgetNanos / 2) {
             return null;
         }
-        long waited = now - oldest.queuedAt;
-        if (waited <= readBudgetNanos / 2) {
-            return null;
-        }
-        return "storage reads are waiting " + TimeUnit.NANOSECONDS.toMillis(waited)
-                + " ms, over half of --request-timeout " + TimeUnit.NANOSECONDS.toMillis(readBudgetNanos) + " ms";
+        return "storage " + what + " are waiting " + TimeUnit.NANOSECONDS.toMillis(waited)
+                + " ms, over half of --request-timeout " + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms";
     }
 
     /** One read in the readers' queue, with when it was queued. */
@@ -172,10 +185,10 @@ public final class StorageService implements AutoCloseable {
         @Override
         public void run() {
             long waited = nanoTime.getAsLong() - queuedAt;
-            if (readBudgetNanos != 0 && waited > readBudgetNanos) {
+            if (budgetNanos != 0 && waited > budgetNanos) {
                 // Whoever asked has stopped waiting (the request timeout is the same on every node).
                 expiredReads.increment();
-                result.completeExceptionally(new ReadExpiredException(TimeUnit.NANOSECONDS.toMillis(waited)));
+                result.completeExceptionally(StorageExpiredException.read(TimeUnit.NANOSECONDS.toMillis(waited)));
                 return;
             }
             try {
@@ -188,15 +201,27 @@ public final class StorageService implements AutoCloseable {
 
     /**
      * Stores {@code record} unless a newer version is stored; completes with whether it was stored.
-     * Fails with {@link StorageOverloadedException}, without effect, when the queue is full or the
-     * disk is at its reserve.
+     * Fails with {@link StorageOverloadedException}, without effect, when the queue is full, its
+     * oldest write has waited over half of the budget, or the disk is at its reserve; and with
+     * {@link StorageExpiredException}, without effect, when the write itself waited longer than the
+     * budget.
      */
     public CompletableFuture<Boolean> write(byte[] key, Record record) {
+        long now = nanoTime.getAsLong();
+        PendingMutation oldest = oldestInHand;
+        if (oldest == null) {
+            oldest = writer.oldestQueued();
+        }
+        String refusal = oldest != null ? ageRefusal("writes", now - oldest.queuedAt()) : null;
+        if (refusal != null) {
+            rejected.increment();
+            return CompletableFuture.failedFuture(new StorageOverloadedException(refusal));
+        }
         if (!disk.tryWrite(key.length + record.value().length + RECORD_OVERHEAD_BYTES)) {
             lowDiskRejected.increment();
             return CompletableFuture.failedFuture(new StorageOverloadedException(disk.refusal()));
         }
-        return submit(new Mutation.Put(key, record));
+        return submit(new PendingMutation(new Mutation.Put(key, record), new CompletableFuture<>(), true, now));
     }
 
     /**
@@ -204,11 +229,11 @@ public final class StorageService implements AutoCloseable {
      * still what is stored; see {@link Mutation.Purge}. For the expiry purge and cleanup.
      */
     public CompletableFuture<Boolean> purge(byte[] key, Record expected, Record replacement) {
-        return submit(new Mutation.Purge(key, expected, replacement));
+        return submit(new PendingMutation(new Mutation.Purge(key, expected, replacement), new CompletableFuture<>(),
+                false, nanoTime.getAsLong()));
     }
 
-    private CompletableFuture<Boolean> submit(Mutation mutation) {
-        PendingMutation pending = new PendingMutation(mutation, new CompletableFuture<>());
+    private CompletableFuture<Boolean> submit(PendingMutation pending) {
         switch (commitInline ? writer.offerOrCommit(pending) : writer.offer(pending)) {
             case QUEUED, COMMITTED -> { }
             case FULL -> {
@@ -239,7 +264,30 @@ public final class StorageService implements AutoCloseable {
         return disk;
     }
 
-    private void commit(List<PendingMutation> batch) {
+    /**
+     * Commits what the writer drained, in parts of at most {@link #MAX_COMMIT_BYTES} of values, so
+     * that a batch of large values is not one LevelDB write that holds every one of them until the
+     * last is in; before each part, the writes that have waited too long are dropped.
+     */
+    private void commit(List<PendingMutation> drained) {
+        try {
+            for (int from = 0, to; from < drained.size(); from = to) {
+                long bytes = drained.get(from).bytes();
+                for (to = from + 1; to < drained.size() && bytes + drained.get(to).bytes() <= MAX_COMMIT_BYTES; to++) {
+                    bytes += drained.get(to).bytes();
+                }
+                oldestInHand = drained.get(from);
+                commitPart(withoutExpired(drained.subList(from, to)));
+            }
+        } finally {
+            oldestInHand = null;
+        }
+    }
+
+    private void commitPart(List<PendingMutation> batch) {
+        if (batch.isEmpty()) {
+            return;
+        }
         boolean[] applied;
         try {
             applied = store.apply(batch.stream().map(PendingMutation::mutation).toList());
@@ -254,6 +302,34 @@ public final class StorageService implements AutoCloseable {
         for (int i = 0; i < batch.size(); i++) {
             batch.get(i).done.complete(applied[i]);
         }
+    }
+
+    /**
+     * {@code queued} less the timed writes that waited past the budget, which fail here with
+     * {@link StorageExpiredException} and are never applied: a write that has not been answered
+     * in time may have no effect, and dropping it keeps the writer on writes still awaited.
+     */
+    private List<PendingMutation> withoutExpired(List<PendingMutation> queued) {
+        if (budgetNanos == 0) {
+            return queued;
+        }
+        long now = nanoTime.getAsLong();
+        List<PendingMutation> live = null;
+        for (int i = 0; i < queued.size(); i++) {
+            PendingMutation p = queued.get(i);
+            long waited = now - p.queuedAt();
+            boolean expired = p.timed() && waited > budgetNanos;
+            if (expired && live == null) {
+                live = new ArrayList<>(queued.subList(0, i));
+            }
+            if (expired) {
+                expiredWrites.increment();
+                p.done().completeExceptionally(StorageExpiredException.write(TimeUnit.NANOSECONDS.toMillis(waited)));
+            } else if (live != null) {
+                live.add(p);
+            }
+        }
+        return live == null ? queued : live;
     }
 
     /**
@@ -280,6 +356,18 @@ public final class StorageService implements AutoCloseable {
         store.close();
     }
 
-    private record PendingMutation(Mutation mutation, CompletableFuture<Boolean> done) {
+    /**
+     * @param timed    whether the write may expire: a client's or a peer's, waited for within the
+     *                 request timeout; purges are not
+     * @param queuedAt {@link #nanoTime} when it was submitted
+     */
+    private record PendingMutation(Mutation mutation, CompletableFuture<Boolean> done, boolean timed, long queuedAt) {
+        long bytes() {
+            if (mutation instanceof Mutation.Put put) {
+                return put.key().length + put.record().value().length;
+            }
+            Mutation.Purge purge = (Mutation.Purge) mutation;
+            return purge.key().length + (purge.replacement() == null ? 0 : purge.replacement().value().length);
+        }
     }
 }

@@ -266,50 +266,55 @@ class StorageServiceTest {
         assertThat(storage.write(key("b"), value(3, "later")).get(5, TimeUnit.SECONDS)).isTrue();
     }
 
-    /** What {@link #openTimedAndBlockTheReader} times reads with. */
+    /** What {@link #openTimed} times reads and writes with. */
     private final AtomicLong nanos = new AtomicLong();
 
     /**
-     * A store holding {@code k -> v}, with one reader, whose reads are timed by {@link #nanos}
-     * against a budget of one second; returns once the reader is blocked until {@link #release}.
+     * A store holding {@code k -> v}, with one reader, whose reads and writes are timed by
+     * {@link #nanos} against a budget of one second. With {@code fsync}, every write goes through
+     * the writer thread's queue.
      */
-    private NodeMetrics openTimedAndBlockTheReader() throws Exception {
+    private NodeMetrics openTimed(boolean fsync) throws Exception {
         NodeMetrics metrics = NodeMetrics.unregistered();
-        storage = new StorageService(LevelDbStore.open(dir, false, 1 << 20), 1, 16, DiskSpace.UNCHECKED, metrics,
+        storage = new StorageService(LevelDbStore.open(dir, fsync, 1 << 20), 1, 16, DiskSpace.UNCHECKED, metrics,
                 Duration.ofSeconds(1), nanos::get);
         storage.write(key("k"), value(1, "v")).join();
-        blockTheReader();
         return metrics;
+    }
+
+    private void advanceMillis(long millis) {
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(millis));
     }
 
     @Test
     void aReadThatWaitedForAReaderPastTheBudgetIsDroppedUnread() throws Exception {
-        NodeMetrics metrics = openTimedAndBlockTheReader();
+        NodeMetrics metrics = openTimed(false);
+        blockTheReader();
         CompletableFuture<Record> late = storage.read(key("k"));
-        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(400));
+        advanceMillis(400);
         CompletableFuture<Record> onTime = storage.read(key("k"));
-        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(601));
+        advanceMillis(601);
         // state: the first read has waited 1001 ms, the second 601 ms
         release.countDown();
 
         assertThat(onTime.get(10, TimeUnit.SECONDS).value()).isEqualTo(key("v"));
-        assertThat(failureOf(late)).isInstanceOf(ReadExpiredException.class).hasMessageContaining("waited 1001 ms");
-        assertThat(metrics.storageReadsExpired().count()).isEqualTo(1.0);
+        assertThat(failureOf(late)).isInstanceOf(StorageExpiredException.class)
+                .hasMessage("the read waited 1001 ms for a storage reader, past the request timeout; dropped unread");
+        assertThat(metrics.storageExpired(NodeMetrics.StorageQueue.READ).count()).isEqualTo(1.0);
         assertThat(metrics.storageRejected().count()).isZero();
     }
 
     @Test
     void whileTheOldestQueuedReadHasWaitedOverHalfTheBudgetNewReadsAreRefused() throws Exception {
-        NodeMetrics metrics = openTimedAndBlockTheReader();
+        NodeMetrics metrics = openTimed(false);
+        blockTheReader();
         CompletableFuture<Record> oldest = storage.read(key("k"));
-
-        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(500));
+        advanceMillis(500);
         CompletableFuture<Record> atHalf = storage.read(key("k"));
         assertThat(atHalf).as("queued: the oldest waited exactly half").isNotDone();
 
-        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1));
-        Throwable refused = failureOf(storage.read(key("k")));
-        assertThat(refused).isInstanceOf(StorageOverloadedException.class)
+        advanceMillis(1);
+        assertThat(failureOf(storage.read(key("k")))).isInstanceOf(StorageOverloadedException.class)
                 .hasMessage("storage reads are waiting 501 ms, over half of --request-timeout 1000 ms");
         assertThat(metrics.storageRejected().count()).isEqualTo(1.0);
 
@@ -318,6 +323,75 @@ class StorageServiceTest {
         assertThat(atHalf.get(10, TimeUnit.SECONDS).value()).isEqualTo(key("v"));
         // state: the queue is empty, so nothing has waited: reads are taken again
         assertThat(storage.read(key("k")).get(10, TimeUnit.SECONDS).value()).isEqualTo(key("v"));
-        assertThat(metrics.storageReadsExpired().count()).isZero();
+        assertThat(metrics.storageExpired(NodeMetrics.StorageQueue.READ).count()).isZero();
+    }
+
+    @Test
+    void aWriteThatWaitedForTheWriterPastTheBudgetIsDroppedWithoutEffect() throws Exception {
+        NodeMetrics metrics = openTimed(true);
+        blockTheWriter();
+        CompletableFuture<Boolean> late = storage.write(key("late"), value(2, "late"));
+        advanceMillis(400);
+        CompletableFuture<Boolean> onTime = storage.write(key("on-time"), value(3, "on-time"));
+        CompletableFuture<Boolean> purge = storage.purge(key("k"), value(1, "v"), null);
+        advanceMillis(601);
+        // state: the first write has waited 1001 ms, the second and the purge 601 ms
+        release.countDown();
+
+        assertThat(onTime.get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(failureOf(late)).isInstanceOf(StorageExpiredException.class).hasMessage(
+                "the write waited 1001 ms for the storage writer, past the request timeout; dropped without effect");
+        assertThat(storage.read(key("late")).get(10, TimeUnit.SECONDS)).as("the expired write").isNull();
+        assertThat(storage.read(key("on-time")).get(10, TimeUnit.SECONDS).value()).isEqualTo(key("on-time"));
+        assertThat(purge.get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(metrics.storageExpired(NodeMetrics.StorageQueue.WRITE).count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void whileTheOldestQueuedWriteHasWaitedOverHalfTheBudgetNewWritesAreRefusedButNotPurges() throws Exception {
+        NodeMetrics metrics = openTimed(true);
+        blockTheWriter();
+        CompletableFuture<Boolean> oldest = storage.write(key("a"), value(2, "a"));
+        advanceMillis(501);
+
+        assertThat(failureOf(storage.write(key("b"), value(3, "b")))).isInstanceOf(StorageOverloadedException.class)
+                .hasMessage("storage writes are waiting 501 ms, over half of --request-timeout 1000 ms");
+        CompletableFuture<Boolean> purge = storage.purge(key("k"), value(1, "v"), null);
+        assertThat(metrics.storageRejected().count()).isEqualTo(1.0);
+
+        release.countDown();
+        assertThat(oldest.get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(purge.get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(storage.read(key("b")).get(10, TimeUnit.SECONDS)).as("the refused write").isNull();
+        // state: nothing waits: writes are taken again
+        assertThat(storage.write(key("b"), value(4, "b")).get(10, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void aDrainedBatchOfLargeValuesCommitsInPartsAndWhatExpiresMeanwhileIsDropped() throws Exception {
+        // The writer's clock moves 600 ms each time it looks, once the writes below are queued.
+        AtomicBoolean writerClockMoves = new AtomicBoolean();
+        NodeMetrics metrics = NodeMetrics.unregistered();
+        storage = new StorageService(LevelDbStore.open(dir, true, 1 << 20), 1, 16, DiskSpace.UNCHECKED, metrics,
+                Duration.ofSeconds(1), () -> writerClockMoves.get() && Thread.currentThread().getName().startsWith("storage-writer")
+                        ? nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(600)) : nanos.get());
+        blockTheWriter();
+        byte[] large = new byte[3 << 20];
+        List<CompletableFuture<Boolean>> writes = new ArrayList<>();
+        for (String k : List.of("a", "b", "c")) {
+            writes.add(storage.write(key(k), Record.value(2, "n1", large, Record.NEVER_EXPIRES)));
+        }
+        writerClockMoves.set(true);
+        release.countDown();
+
+        // state: one drained batch; its first part commits after 600 ms, the next ones would after 1200 and 1800
+        assertThat(writes.get(0).get(10, TimeUnit.SECONDS)).isTrue();
+        for (CompletableFuture<Boolean> expired : writes.subList(1, 3)) {
+            assertThat(expired).failsWithin(10, TimeUnit.SECONDS).withThrowableOfType(ExecutionException.class)
+                    .withCauseInstanceOf(StorageExpiredException.class);
+        }
+        writerClockMoves.set(false);
+        assertThat(storage.read(key("b")).get(10, TimeUnit.SECONDS)).isNull();
+        assertThat(metrics.storageExpired(NodeMetrics.StorageQueue.WRITE).count()).isEqualTo(2.0);
     }
 }

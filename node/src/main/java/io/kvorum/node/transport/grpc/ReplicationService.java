@@ -5,7 +5,7 @@ import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.Record;
-import io.kvorum.node.storage.ReadExpiredException;
+import io.kvorum.node.storage.StorageExpiredException;
 import io.kvorum.node.storage.StorageFailures;
 import io.kvorum.node.util.Failures;
 import io.kvorum.proto.ReadResult;
@@ -108,7 +108,7 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
         if (t instanceof OverloadedException) {
             return error(callId, ReplicaError.Code.OVERLOADED, t.getMessage());
         }
-        if (t instanceof ReadExpiredException) {
+        if (t instanceof StorageExpiredException) {
             return error(callId, ReplicaError.Code.DEADLINE_PASSED, t.getMessage());
         }
         if (!(t instanceof StorageFailures.Reported)) {

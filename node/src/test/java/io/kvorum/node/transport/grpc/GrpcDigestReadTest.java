@@ -18,7 +18,7 @@ import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.model.RecordDigest;
-import io.kvorum.node.storage.ReadExpiredException;
+import io.kvorum.node.storage.StorageExpiredException;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.proto.ReadResult;
@@ -161,7 +161,7 @@ class GrpcDigestReadTest {
     @Test
     void aReadDroppedForWaitingPastTheTimeoutIsATimeoutToTheCoordinator() throws Exception {
         GrpcPeerReplica peer = peerServedBy(new ReplicationService(
-                new HoldingReplica(CompletableFuture.failedFuture(new ReadExpiredException(1042)))));
+                new HoldingReplica(CompletableFuture.failedFuture(StorageExpiredException.read(1042)))));
 
         Throwable full = failureOf(peer.read(KEY));
         assertThat(full).isInstanceOf(ReplicaUnavailableException.class).hasMessageContaining("expired");
