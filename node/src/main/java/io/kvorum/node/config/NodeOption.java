@@ -36,7 +36,9 @@ public enum NodeOption {
     ANTI_ENTROPY_BANDWIDTH("anti-entropy-bandwidth", "N", "33554432",
             "Most bytes a second of records anti-entropy reads to send to a peer (32 MiB)."),
     REQUEST_TIMEOUT("request-timeout", "MS", "1000",
-            "How long a coordinator waits for replicas before answering 504, in milliseconds."),
+            "How long a coordinator waits for replicas before answering 504, in milliseconds. Also how long a storage "
+                    + "read or write may wait for its thread: past it, it is dropped without effect, and while the oldest "
+                    + "waiting one is past half of it new ones are answered 503."),
     MAX_VALUE_BYTES("max-value-bytes", "N", "4194304",
             "Largest accepted request body, in bytes; larger bodies get 413."),
     MIN_FREE_DISK("min-free-disk", "N", "268435456",

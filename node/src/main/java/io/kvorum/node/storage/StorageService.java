@@ -265,7 +265,7 @@ public final class StorageService implements AutoCloseable {
     }
 
     /**
-     * Commits what the writer drained, in parts of at most {@link #MAX_COMMIT_BYTES} of values, so
+     * Commits what the writer drained, in parts of at most {@link #MAX_COMMIT_BYTES} of keys and values, so
      * that a batch of large values is not one LevelDB write that holds every one of them until the
      * last is in; before each part, the writes that have waited too long are dropped.
      */
