@@ -221,7 +221,7 @@ public final class StorageService implements AutoCloseable {
             lowDiskRejected.increment();
             return CompletableFuture.failedFuture(new StorageOverloadedException(disk.refusal()));
         }
-        return submit(new PendingMutation(new Mutation.Put(key, record), new CompletableFuture<>(), true, now));
+        return submit(new PendingMutation(new Mutation.Put(key, record), new CompletableFuture<>(), now));
     }
 
     /**
@@ -230,7 +230,7 @@ public final class StorageService implements AutoCloseable {
      */
     public CompletableFuture<Boolean> purge(byte[] key, Record expected, Record replacement) {
         return submit(new PendingMutation(new Mutation.Purge(key, expected, replacement), new CompletableFuture<>(),
-                false, nanoTime.getAsLong()));
+                nanoTime.getAsLong()));
     }
 
     private CompletableFuture<Boolean> submit(PendingMutation pending) {
@@ -356,12 +356,13 @@ public final class StorageService implements AutoCloseable {
         store.close();
     }
 
-    /**
-     * @param timed    whether the write may expire: a client's or a peer's, waited for within the
-     *                 request timeout; purges are not
-     * @param queuedAt {@link #nanoTime} when it was submitted
-     */
-    private record PendingMutation(Mutation mutation, CompletableFuture<Boolean> done, boolean timed, long queuedAt) {
+    /** @param queuedAt {@link #nanoTime} when it was submitted */
+    private record PendingMutation(Mutation mutation, CompletableFuture<Boolean> done, long queuedAt) {
+        /** Whether it may expire: a client's or a peer's write, waited for within the request timeout; purges are not. */
+        boolean timed() {
+            return mutation instanceof Mutation.Put;
+        }
+
         long bytes() {
             if (mutation instanceof Mutation.Put put) {
                 return put.key().length + put.record().value().length;
