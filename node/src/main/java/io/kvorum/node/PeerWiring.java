@@ -172,7 +172,7 @@ final class PeerWiring {
                         tuning.announceWait(), stopLiveness, killTransport, peerReplicas);
             } else {
                 HintedHandoff handoff = new HintedHandoff(store, peerReplicas, tuning.hints().checkInterval(),
-                        tuning.hints().window(), metrics);
+                        tuning.hints().window(), tuning.hints().windowBytes(), metrics);
                 parts.add("hint delivery", graceful -> handoff.close()); // before the peers it delivers to close
                 liveness.addListener(peer -> handoff.deliverPending()); // at once, not at the next check
                 wiring = new PeerWiring(selfId, transport, liveness, clockOffsets, heartbeats, store, handoff, metrics,

@@ -53,9 +53,10 @@ public record Tuning(
      * @param checkInterval how often peers with hints are tried: well within SPEC's 5 s from a
      *                      peer's return to delivery
      * @param window        hints in flight to one peer at once
+     * @param windowBytes   bytes of hints in flight to one peer at once (at least one hint)
      * @param queueBytes    bytes of hints waiting for the hint writer
      */
-    public record Hints(Duration checkInterval, int window, long queueBytes) {
+    public record Hints(Duration checkInterval, int window, long windowBytes, long queueBytes) {
     }
 
     /**
@@ -92,7 +93,7 @@ public record Tuning(
             256,
             256 * 1024,
             Duration.ofSeconds(60),
-            new Hints(Duration.ofMillis(250), 64, 64L << 20),
+            new Hints(Duration.ofMillis(250), 64, 4L << 20, 64L << 20),
             new Liveness(Duration.ofSeconds(1), 2),
             new Grpc(64 * 1024, 8192, 256L << 20, 32 * 1024, Duration.ofHours(1), Duration.ofSeconds(1)),
             new Changes(Duration.ofSeconds(3), Duration.ofSeconds(15), 20_000, Duration.ofSeconds(1)));

@@ -67,13 +67,15 @@ final class HintDatabase implements AutoCloseable {
 
     /**
      * Up to {@code max} of the peer's stored hints with a sequence above {@code afterSeq}, in
-     * arrival order.
+     * arrival order, and no more once their stored values reach {@code maxBytes} (at least one,
+     * however large): a page of 4 MB values costs a read, a copy and a decode of each.
      *
      * @throws IllegalStateException when the database is closed
      */
-    List<Hint> read(String peer, long afterSeq, int max) {
+    List<Hint> read(String peer, long afterSeq, int max, long maxBytes) {
         byte[] prefix = HintCodec.peerPrefix(peer);
         List<Hint> out = new ArrayList<>(Math.min(max, 64));
+        long bytes = 0;
         closeLock.readLock().lock();
         try {
             if (closed) {
@@ -92,6 +94,10 @@ final class HintDatabase implements AutoCloseable {
                         break;
                     }
                     out.add(HintCodec.decode(peer, HintCodec.seqOf(e.getKey()), e.getValue()));
+                    bytes += e.getValue().length;
+                    if (bytes >= maxBytes) {
+                        break;
+                    }
                 }
             } catch (IOException e) {
                 throw new IllegalStateException("closing an iterator failed", e);

@@ -144,8 +144,16 @@ public final class HintStore implements HintSink, AutoCloseable {
      * @throws IllegalStateException when the store is closed
      */
     public List<Hint> read(String peer, long afterSeq, int max) {
+        return read(peer, afterSeq, max, Long.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #read(String, long, int)}, and no more hints once their stored size reaches
+     * {@code maxBytes} (at least one, however large).
+     */
+    public List<Hint> read(String peer, long afterSeq, int max, long maxBytes) {
         try {
-            return database.read(peer, afterSeq, max);
+            return database.read(peer, afterSeq, max, maxBytes);
         } catch (RuntimeException e) {
             throw failures.failed(StorageFailures.Op.READ, 1, e);
         }

@@ -29,7 +29,9 @@ import org.slf4j.LoggerFactory;
  * delivery round: its hints are read in arrival order and sent through the peer's
  * {@link Replica#write}, whose compare-then-write keeps a newer version the peer may hold. The
  * first hint goes alone, as a probe (a peer that is down fails it at once, or at the request
- * timeout); after it, up to {@code window} hints are in flight at once. A hint is deleted only
+ * timeout); after it, up to {@code window} hints are in flight at once, and no more than
+ * {@code windowBytes} of them (at least one), so that a peer that is slow, not down, is not sent
+ * hundreds of megabytes of large values at once (and the heap does not hold them). A hint is deleted only
  * once the peer acknowledged it. The round ends at the first failure (the rest stay stored and
  * the next round retries them) or when the peer's hints are all delivered. A peer coming back is
  * thus served within about one interval plus its channel's reconnection, and hints stored before
@@ -49,6 +51,7 @@ public final class HintedHandoff implements AutoCloseable {
     private final Map<String, Replica> peers;
     private final Duration checkInterval;
     private final int window;
+    private final long windowBytes;
     private final ScheduledThreadPoolExecutor executor;
     private final Set<String> busy = ConcurrentHashMap.newKeySet();
     private final Set<CompletableFuture<Void>> inProgress = ConcurrentHashMap.newKeySet();
@@ -63,20 +66,23 @@ public final class HintedHandoff implements AutoCloseable {
      *                      added to it); hints for others stay until they expire
      * @param checkInterval how often peers with hints are tried
      * @param window        hints in flight to one peer at once
+     * @param windowBytes   stored bytes of the hints in flight to one peer at once (one hint may be larger)
      */
-    public HintedHandoff(HintStore store, Map<String, Replica> peers, Duration checkInterval, int window) {
-        this(store, peers, checkInterval, window, NodeMetrics.unregistered());
+    public HintedHandoff(HintStore store, Map<String, Replica> peers, Duration checkInterval, int window,
+                         long windowBytes) {
+        this(store, peers, checkInterval, window, windowBytes, NodeMetrics.unregistered());
     }
 
     /** @param metrics where the hints delivered to each peer are counted */
     public HintedHandoff(HintStore store, Map<String, Replica> peers, Duration checkInterval, int window,
-                         NodeMetrics metrics) {
+                         long windowBytes, NodeMetrics metrics) {
         this.metrics = metrics;
         peers.keySet().forEach(peer -> delivered.put(peer, metrics.hintsDelivered(peer)));
         this.store = store;
         this.peers = peers;
         this.checkInterval = checkInterval;
         this.window = window;
+        this.windowBytes = windowBytes;
         this.executor = NodeThreads.scheduled("hint-delivery", 1);
     }
 
@@ -148,7 +154,7 @@ public final class HintedHandoff implements AutoCloseable {
             }
             List<Hint> hints;
             try {
-                hints = store.read(peer, afterSeq, size);
+                hints = store.read(peer, afterSeq, size, windowBytes);
             } catch (RuntimeException e) {
                 if (!(e instanceof StorageFailures.Reported)) {
                     log.warn("reading hints for {} failed; will retry", peer, e);

@@ -114,6 +114,20 @@ class HintStoreTest {
     }
 
     @Test
+    void aReadEndsOnceItsHintsReachTheByteBoundButReturnsAtLeastOne() throws Exception {
+        HintStore store = open(ROOMY);
+        for (int i = 0; i < 10; i++) {
+            store.hint("n2", ("k" + i).getBytes(StandardCharsets.UTF_8),
+                    Record.value(i + 1, "n1", new byte[1000], Record.NEVER_EXPIRES));
+        }
+        store.flush().get();
+
+        assertThat(store.read("n2", 0, 64, 2500)).extracting(HintStoreTest::keyOf).containsExactly("k0", "k1", "k2");
+        assertThat(store.read("n2", 0, 64, 1)).extracting(HintStoreTest::keyOf).containsExactly("k0");
+        assertThat(store.read("n2", 7, 64, 1L << 20)).extracting(HintStoreTest::keyOf).containsExactly("k7", "k8", "k9");
+    }
+
+    @Test
     void aHintKeepsItsTombstoneExpiryAndCreationTime() throws Exception {
         HintStore store = open(ROOMY);
         Record expiring = Record.value(5, "n3", "temp".getBytes(StandardCharsets.UTF_8), T0 + 60_000);

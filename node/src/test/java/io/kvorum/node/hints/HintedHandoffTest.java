@@ -115,7 +115,11 @@ class HintedHandoffTest {
     }
 
     private HintedHandoff handoff(Map<String, Replica> peers) {
-        handoff = new HintedHandoff(store, peers, Duration.ofMillis(20), WINDOW);
+        return handoff(peers, Long.MAX_VALUE);
+    }
+
+    private HintedHandoff handoff(Map<String, Replica> peers, long windowBytes) {
+        handoff = new HintedHandoff(store, peers, Duration.ofMillis(20), WINDOW, windowBytes);
         return handoff;
     }
 
@@ -170,6 +174,27 @@ class HintedHandoffTest {
         assertThat(n2.acknowledged).containsExactlyElementsOf(keys(0, 20));
         assertThat(store.pending("n2")).isZero();
         assertThat(h.delivered()).isEqualTo(20);
+    }
+
+    @Test
+    void aWindowOfLargeHintsIsBoundedInBytesToo() throws Exception {
+        for (int i = 0; i < 20; i++) {
+            Record large = Record.value(i + 1, "n1", new byte[1000], Record.NEVER_EXPIRES);
+            store.hint("n2", ("k" + i).getBytes(StandardCharsets.UTF_8), large);
+        }
+        store.flush().get();
+        n2.acksLeft.set(1); // the probe, then every write of the first window fails
+        HintedHandoff h = handoff(Map.of("n2", n2), 2500);
+        h.deliverPending().get();
+
+        // A window ends once its stored bytes reach 2,500: three hints of over 1,000 bytes, not WINDOW.
+        assertThat(n2.attempted).containsExactly("k0", "k1", "k2", "k3");
+        assertThat(store.pending("n2")).isEqualTo(19);
+
+        n2.up();
+        h.deliverPending().get();
+        assertThat(n2.acknowledged).containsExactlyElementsOf(keys(0, 20));
+        assertThat(store.pending("n2")).isZero();
     }
 
     @Test
