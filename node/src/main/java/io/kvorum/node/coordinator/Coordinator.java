@@ -217,11 +217,29 @@ public final class Coordinator {
                 answered.answered(outcomeOf(error));
                 op.onResponse(target.id(), record, error);
                 if (error != null && remote) {
-                    hints.hint(target.id(), key, record);
+                    hintUnlessTakenLate(target.id(), key, record, error);
                 }
             });
         }
         return op.result;
+    }
+
+    /**
+     * Hints a write its replica did not acknowledge in time, unless the replica takes it after all:
+     * a call that timed out is still awaited a while, and a write applied late needs no hint. Under
+     * load that matters: a hint is the whole value written again, here and later on the replica.
+     */
+    private void hintUnlessTakenLate(String nodeId, byte[] key, Record record, Throwable error) {
+        CompletableFuture<Void> lateAnswer = ReplicaUnavailableException.lateAnswerOf(error);
+        if (lateAnswer == null) {
+            hints.hint(nodeId, key, record);
+        } else {
+            lateAnswer.whenComplete((taken, lateError) -> {
+                if (lateError != null) {
+                    hints.hint(nodeId, key, record);
+                }
+            });
+        }
     }
 
     /** How a replica answered, for {@code kvorum_replica_requests_total}. */

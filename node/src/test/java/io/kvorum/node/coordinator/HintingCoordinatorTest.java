@@ -101,6 +101,28 @@ class HintingCoordinatorTest {
     }
 
     @Test
+    void aWriteThatTimedOutButIsTakenLateIsNotHinted() {
+        coordinator.put(KEY, VALUE, 0, quorum(1, 3));
+        CompletableFuture<Void> lateAnswer = new CompletableFuture<>();
+        remote(0).write().completeExceptionally(ReplicaUnavailableException.timedOut("no answer yet", lateAnswer));
+        assertThat(hints).as("the replica may still take it").isEmpty();
+
+        lateAnswer.complete(null);
+        assertThat(hints).isEmpty();
+    }
+
+    @Test
+    void aWriteThatTimedOutAndThenFailedIsHinted() {
+        coordinator.put(KEY, VALUE, 0, quorum(1, 3));
+        CompletableFuture<Void> lateAnswer = new CompletableFuture<>();
+        remote(0).write().completeExceptionally(ReplicaUnavailableException.timedOut("no answer yet", lateAnswer));
+        lateAnswer.completeExceptionally(new ReplicaUnavailableException(ReplicaUnavailableException.Reason.TIMED_OUT,
+                "no answer within twice the timeout"));
+        assertThat(hints).extracting(Hinted::nodeId).containsExactly(remote(0).id);
+        assertThat(hints.get(0).record()).isEqualTo(remote(0).written.get(0));
+    }
+
+    @Test
     void aRefusalForOverloadIsHintedLikeAnyOtherFailure() {
         coordinator.put(KEY, VALUE, 0, quorum(1, 3));
         remote(0).write().completeExceptionally(new StorageOverloadedException("full"));

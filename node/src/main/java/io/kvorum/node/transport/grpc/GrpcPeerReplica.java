@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Deadlines: a stream deadline would cover the whole stream, so each message gets its own
  * timer (keyed by call id) that fails the call with {@link ReplicaUnavailableException} after the
- * request timeout. Peer down: deciding that is liveness's job ({@code GuardedReplica} fails calls
+ * request timeout. A write is then still awaited for one more timeout, and a late answer to it is
+ * reported through the exception ({@link ReplicaUnavailableException#timedOut}). Peer down: deciding that is liveness's job ({@code GuardedReplica} fails calls
  * to a peer known to be down before they reach this class, and its heartbeats reconnect to a peer
  * that comes back). Here, a call fails at once, with reason {@code UNREACHABLE}, when the channel's
  * last connection attempt failed ({@code TRANSIENT_FAILURE}), which tells liveness the peer is down;
@@ -102,7 +103,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
     private <T> CompletableFuture<T> read(byte[] key, boolean digestOnly, Function<ReadResult, T> decode) {
         ReplicaRequest.Builder request = ReplicaRequest.newBuilder()
                 .setRead(ReadRequest.newBuilder().setKey(ReplicaProtoUtils.bytes(key)).setDigestOnly(digestOnly));
-        return call(request, response -> {
+        return call(request, false, response -> {
             if (!response.hasRead()) {
                 throw new ReplicaUnavailableException(
                         peer.peerId() + " answered a read with " + response.getResultCase());
@@ -115,7 +116,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
     public CompletableFuture<Boolean> write(byte[] key, Record record) {
         ReplicaRequest.Builder request = ReplicaRequest.newBuilder().setWrite(WriteRequest.newBuilder()
                 .setKey(ReplicaProtoUtils.bytes(key)).setRecord(ReplicaProtoUtils.toRecordProto(record)));
-        return call(request, response -> {
+        return call(request, true, response -> {
             if (!response.hasWrite()) {
                 throw new ReplicaUnavailableException(
                         peer.peerId() + " answered a write with " + response.getResultCase());
@@ -124,7 +125,13 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
         });
     }
 
-    private <T> CompletableFuture<T> call(ReplicaRequest.Builder request, Function<ReplicaResponse, T> decode) {
+    /**
+     * @param awaitLate whether a call that timed out stays awaited for one more request timeout (see
+     *                  {@link ReplicaUnavailableException#timedOut}): for writes, whose late success
+     *                  spares a hint; its permits stay taken meanwhile, as its message is still in flight
+     */
+    private <T> CompletableFuture<T> call(ReplicaRequest.Builder request, boolean awaitLate,
+                                          Function<ReplicaResponse, T> decode) {
         CompletableFuture<T> result = new CompletableFuture<>();
         if (peer.channel().getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
             result.completeExceptionally(
@@ -185,10 +192,25 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
             }
         }
         pending.timeout = timer.schedule(() -> {
-            if (s.pending.remove(callId) != null) {
-                pending.fail(new ReplicaUnavailableException(Reason.TIMED_OUT,
-                        peer.peerId() + " did not answer within the request timeout"));
+            if (!awaitLate) {
+                if (s.pending.remove(callId) != null) {
+                    pending.fail(new ReplicaUnavailableException(Reason.TIMED_OUT,
+                            peer.peerId() + " did not answer within the request timeout"));
+                }
+                return;
             }
+            if (!s.pending.containsKey(callId)) {
+                return;
+            }
+            CompletableFuture<Void> lateAnswer = pending.answer.thenAccept(decode::apply);
+            result.completeExceptionally(ReplicaUnavailableException.timedOut(
+                    peer.peerId() + " did not answer within the request timeout", lateAnswer));
+            pending.timeout = timer.schedule(() -> {
+                if (s.pending.remove(callId) != null) {
+                    pending.fail(new ReplicaUnavailableException(Reason.TIMED_OUT,
+                            peer.peerId() + " did not answer within twice the request timeout"));
+                }
+            }, timeoutNanos, TimeUnit.NANOSECONDS);
         }, timeoutNanos, TimeUnit.NANOSECONDS);
         if (pending.answer.isDone()) {
             pending.timeout.cancel(); // answered before the timer was set

@@ -16,7 +16,10 @@ import io.kvorum.node.time.RequestTimer;
 import io.kvorum.proto.ReplicaRequest;
 import io.kvorum.proto.ReplicaResponse;
 import io.kvorum.proto.ReplicationGrpc;
+import io.kvorum.proto.WriteResult;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -34,6 +37,9 @@ class GrpcPeerReplicaTest {
     private static final int MIB = 1 << 20;
 
     private final AtomicInteger received = new AtomicInteger();
+    /** What the replica received, and where it could answer: tests answer by hand, if at all. */
+    private final List<ReplicaRequest> requests = new CopyOnWriteArrayList<>();
+    private volatile StreamObserver<ReplicaResponse> answers;
     private final ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1);
     private Server server;
     private ManagedChannel channel;
@@ -45,10 +51,12 @@ class GrpcPeerReplicaTest {
                 .addService(new ReplicationGrpc.ReplicationImplBase() {
                     @Override
                     public StreamObserver<ReplicaRequest> exchange(StreamObserver<ReplicaResponse> responses) {
+                        answers = responses;
                         return new StreamObserver<>() {
                             @Override
                             public void onNext(ReplicaRequest request) {
-                                received.incrementAndGet(); // and never answer
+                                requests.add(request);
+                                received.incrementAndGet(); // and never answer by itself
                             }
 
                             @Override
@@ -122,5 +130,37 @@ class GrpcPeerReplicaTest {
         assertThat(failureOf(r2)).isInstanceOf(ReplicaUnavailableException.class);
         // Their permits are back: a new call is sent (and times out like the others).
         assertThat(failureOf(peer.read("d".getBytes()))).isInstanceOf(ReplicaUnavailableException.class);
+    }
+
+    @Test
+    void aWriteThatTimedOutIsStillAwaitedAndReportsItsLateAnswer() throws Exception {
+        GrpcPeerReplica peer = peer(Duration.ofMillis(200), 1, 64L * MIB);
+        CompletableFuture<Boolean> write = peer.write("a".getBytes(), value(10));
+
+        Throwable timedOut = failureOf(write);
+        assertThat(timedOut).isInstanceOf(ReplicaUnavailableException.class);
+        CompletableFuture<Void> lateAnswer = ReplicaUnavailableException.lateAnswerOf(timedOut);
+        assertThat(lateAnswer).as("still awaited").isNotNull().isNotDone();
+        // Its message is still in flight, and so is its permit.
+        assertThat(failureOf(peer.read("b".getBytes()))).isInstanceOf(OverloadedException.class);
+
+        long callId = requests.get(0).getHeader().getCallId();
+        answers.onNext(ReplicaResponse.newBuilder().setCallId(callId)
+                .setWrite(WriteResult.newBuilder().setApplied(true)).build());
+        lateAnswer.get(10, TimeUnit.SECONDS); // the replica took it: completes normally
+        assertThat(failureOf(peer.read("c".getBytes()))).as("the permit is back; the read times out")
+                .isInstanceOf(ReplicaUnavailableException.class);
+    }
+
+    @Test
+    void aWriteNeverAnsweredFailsItsLateAnswerAfterAnotherTimeout() throws Exception {
+        GrpcPeerReplica peer = peer(Duration.ofMillis(200), 1, 64L * MIB);
+        Throwable timedOut = failureOf(peer.write("a".getBytes(), value(10)));
+        CompletableFuture<Void> lateAnswer = ReplicaUnavailableException.lateAnswerOf(timedOut);
+
+        assertThat(failureOf(lateAnswer)).isInstanceOf(ReplicaUnavailableException.class)
+                .hasMessageContaining("twice the request timeout");
+        assertThat(ReplicaUnavailableException.lateAnswerOf(failureOf(peer.read("b".getBytes()))))
+                .as("a read is not awaited past its timeout").isNull();
     }
 }
