@@ -82,6 +82,12 @@ final class HintQueue implements BatchingWriter.Handler<HintQueue.Op> {
             accounting.dropped(peer, DropReason.SHUTTING_DOWN, 1);
             return;
         }
+        if (accounting.pendingBytes(peer) + key.length + record.value().length > limits.maxBytesPerPeer()) {
+            // Certain to be dropped on the writer (the key and value alone do not fit): spare the queue
+            // a copy of what may be a large value. The writer checks the exact size again.
+            accounting.dropped(peer, DropReason.PEER_FULL, 1);
+            return;
+        }
         if (!limits.disk().tryWrite(size)) {
             accounting.dropped(peer, DropReason.LOW_DISK, 1);
             return;

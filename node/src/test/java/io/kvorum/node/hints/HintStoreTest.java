@@ -215,6 +215,20 @@ class HintStoreTest {
     }
 
     @Test
+    void aHintThatCannotFitItsPeersBoundIsDroppedBeforeItIsQueued() throws Exception {
+        // A 5,000-byte value against a 1,000-byte peer bound: it is dropped for the peer's bound at
+        // once, not queued (had it been offered to the 2,000-byte queue, the queue would refuse it).
+        HintStore store = open(new Limits(1000, Duration.ofHours(3), 1024, 2000));
+        store.hint("n2", "big".getBytes(StandardCharsets.UTF_8),
+                Record.value(1, "n1", new byte[5000], Record.NEVER_EXPIRES));
+        store.flush().get();
+
+        assertThat(store.droppedByReason()).containsEntry(DropReason.PEER_FULL, 1L)
+                .containsEntry(DropReason.QUEUE_FULL, 0L);
+        assertThat(store.pending("n2")).isZero();
+    }
+
+    @Test
     void hintsOlderThanTheAgeBoundAreDroppedAndCounted() throws Exception {
         HintStore store = open(new Limits(1L << 30, Duration.ofSeconds(10), 1024, 64L << 20));
         hintAll(store, "n2", 70, "old"); // more than one page of the expiry sweep
