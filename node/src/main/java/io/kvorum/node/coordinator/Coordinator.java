@@ -56,6 +56,7 @@ public final class Coordinator {
     private final Map<String, ReplicaCounters> answers = new ConcurrentHashMap<>();
     private final Counter readRepairs;
     private final Map<DigestFallback, Counter> digestFallbacks;
+    private final LargeWriteAdmission largeWrites;
     /** Why this node may not stamp writes now, or null; see {@link #refuseWrites}. */
     private volatile String clockRefusal;
 
@@ -103,6 +104,7 @@ public final class Coordinator {
         this.timer = timer;
         this.rangeSource = rangeSource;
         this.hints = hints;
+        this.largeWrites = new LargeWriteAdmission(clock, timer, requestTimeout);
     }
 
     /** Places keys by {@code next} from now on; requests in flight keep the plan they started with. */
@@ -187,7 +189,20 @@ public final class Coordinator {
             return CompletableFuture.failedFuture(new ClockOffsetException(refused));
         }
         long expiresAt = ttlMillis > 0 ? clock.currentTimeMillis() + ttlMillis : Record.NEVER_EXPIRES;
-        return write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum);
+        if (!LargeWriteAdmission.isLarge(value.length)) {
+            return write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum, timeoutNanos);
+        }
+        return largeWrites.admit(value.length).handle((ticket, overload) -> {
+            if (overload != null) {
+                metrics.storageRejected().increment(); // SPEC §6: the requests refused with 503
+                return CompletableFuture.<Record>failedFuture(overload);
+            }
+            // Stamped once admitted, and given what is left of the request timeout after the wait.
+            CompletableFuture<Record> written = write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum,
+                    ticket.budgetNanos());
+            written.whenComplete((record, error) -> largeWrites.done(ticket, error == null));
+            return written;
+        }).thenCompose(written -> written);
     }
 
     /** Writes a tombstone. */
@@ -196,7 +211,7 @@ public final class Coordinator {
         if (refused != null) {
             return CompletableFuture.failedFuture(new ClockOffsetException(refused));
         }
-        return write(key, Record.tombstone(hlc.now(), selfId), quorum);
+        return write(key, Record.tombstone(hlc.now(), selfId), quorum, timeoutNanos);
     }
 
     /**
@@ -205,9 +220,9 @@ public final class Coordinator {
      * replica that does not acknowledge it, before or after the client was answered, gets a hint
      * (SPEC §3).
      */
-    private CompletableFuture<Record> write(byte[] key, Record record, Quorum quorum) {
+    private CompletableFuture<Record> write(byte[] key, Record record, Quorum quorum, long budgetNanos) {
         PlacementPlan.WriteTargets targets = plan.writeTargets(key, quorum.from());
-        Operation op = new Operation(quorum, targets.groups());
+        Operation op = new Operation(quorum, targets.groups(), budgetNanos);
         for (ClusterMember target : targets.members()) {
             Replica replica = replica(target.id());
             // A departed member gets no hint: it will not be back to take it.
@@ -276,12 +291,13 @@ public final class Coordinator {
         /** The first refusal for overload ({@link QuorumTracker#overload}), or null. */
         private String overload;
 
-        Operation(Quorum quorum, List<Set<String>> groups) {
+        /** @param budgetNanos how long it may take: the request timeout, less what it waited for admission */
+        Operation(Quorum quorum, List<Set<String>> groups, long budgetNanos) {
             this.groups = groups;
             for (Set<String> group : groups) {
                 trackers.add(new QuorumTracker(new Quorum(quorum.ack(), group.size())));
             }
-            this.deadline = timer.schedule(this::onDeadline, timeoutNanos, TimeUnit.NANOSECONDS);
+            this.deadline = timer.schedule(this::onDeadline, budgetNanos, TimeUnit.NANOSECONDS);
         }
 
         synchronized void onResponse(String nodeId, Record record, Throwable error) {

@@ -223,7 +223,7 @@ public final class NodeMetrics implements AutoCloseable {
                     .tag("cause", cause.label()).register(registry));
         }
         storageRejected = Counter.builder("kvorum.storage.rejected")
-                .description("Storage reads and writes refused because a queue was full (answered 503)")
+                .description("Requests refused with 503 for overload: storage reads and writes whose queue was full or late, and large writes their coordinator did not admit")
                 .register(registry);
         for (StorageQueue queue : StorageQueue.values()) {
             storageExpired.put(queue, Counter.builder("kvorum.storage.expired")

@@ -19,6 +19,7 @@ import io.kvorum.node.time.RequestTimer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
@@ -385,6 +386,28 @@ class CoordinatorTest {
         order.get(0).write().complete(true);
         order.get(1).write().completeExceptionally(new StorageOverloadedException("full"));
         assertThat(failureOf(put)).isInstanceOf(NotEnoughReplicasException.class);
+    }
+
+    @Test
+    void aLargeWritePastTheBoundWaitsBeforeAnyReplicaSeesItAndGoesOnceAnotherIsAnswered() {
+        Coordinator c = coordinator();
+        byte[] large = new byte[4 << 20];
+        List<CompletableFuture<Record>> admitted = new ArrayList<>();
+        for (int i = 0; i < 8; i++) { // the initial bound, 32 MiB
+            admitted.add(c.put(KEY, large, 0, new Quorum(2, 3)));
+        }
+
+        CompletableFuture<Record> waiting = c.put(KEY, large, 0, new Quorum(2, 3));
+        order.forEach(f -> assertThat(f.written).as("writes sent to %s", f.id).hasSize(8));
+        assertThat(c.put(KEY, VALUE, 0, new Quorum(2, 3))).as("a small write goes at once").isNotDone();
+        order.forEach(f -> assertThat(f.written).as("writes sent to %s", f.id).hasSize(9));
+
+        order.forEach(f -> f.writes.get(0).complete(true));
+        assertThat(admitted.get(0)).isCompleted();
+        order.forEach(f -> assertThat(f.written).as("writes sent to %s", f.id).hasSize(10));
+        assertThat(order.get(0).written.get(9).timestamp()).as("stamped once admitted")
+                .isGreaterThan(order.get(0).written.get(8).timestamp());
+        assertThat(waiting).isNotDone();
     }
 
     @Test
