@@ -218,7 +218,7 @@ public final class Coordinator {
      * Sends the record to the key's {@code from} replicas (during a membership change, those of the
      * current membership and those of the coming one, each set needing {@code ack}). A remote
      * replica that does not acknowledge it, before or after the client was answered, gets a hint
-     * (SPEC §3).
+     * (SPEC §3); one that timed out gets it only if it does not take the write late either.
      */
     private CompletableFuture<Record> write(byte[] key, Record record, Quorum quorum, long budgetNanos) {
         PlacementPlan.WriteTargets targets = plan.writeTargets(key, quorum.from());

@@ -31,11 +31,11 @@ import org.slf4j.LoggerFactory;
  * first hint goes alone, as a probe (a peer that is down fails it at once, or at the request
  * timeout); after it, up to {@code window} hints are in flight at once, and no more than
  * {@code windowBytes} of them (at least one), so that a peer that is slow, not down, is not sent
- * hundreds of megabytes of large values at once (and the heap does not hold them). A hint is deleted only
- * once the peer acknowledged it. The round ends at the first failure (the rest stay stored and
- * the next round retries them) or when the peer's hints are all delivered. A peer coming back is
- * thus served within about one interval plus its channel's reconnection, and hints stored before
- * a restart are delivered the same way, as they are read from disk.
+ * hundreds of megabytes of large values at once (nor the heap made to hold them). A hint is
+ * deleted only once the peer acknowledged it. The round ends at the first failure (the rest stay
+ * stored and the next round retries them) or when the peer's hints are all delivered. A peer
+ * coming back is thus served within about one interval plus its channel's reconnection, and hints
+ * stored before a restart are delivered the same way, as they are read from disk.
  *
  * <p>Threading: one thread ({@code hint-delivery}) runs the rounds and the store reads; answers
  * arrive on transport threads and are handed back to it. Lifecycle: {@link #start} schedules the
