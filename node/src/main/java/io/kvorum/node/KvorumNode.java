@@ -163,7 +163,6 @@ public final class KvorumNode implements AutoCloseable {
         parts.add("event loops", graceful -> loops.close()); // after the gateway and the transport
 
         HybridLogicalClock hlc = new HybridLogicalClock(clock);
-        startClockAboveStored(hlc, storage.store().timestampCeilingAtOpen());
         String selfId = config.self().id();
         LocalReplica local = new LocalReplica(selfId, storage, hlc);
         RangeSource localRange = (start, end) ->
@@ -432,21 +431,6 @@ public final class KvorumNode implements AutoCloseable {
             }
         }
         return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
-    }
-
-    /**
-     * Starts the clock past what this node stored before (the store's persisted ceiling, up to a
-     * minute ahead of the newest record it wrote): else, with the wall clock set back across a
-     * restart, new writes would be stamped below records already stored and lose to them unseen.
-     */
-    private static void startClockAboveStored(HybridLogicalClock hlc, long storedCeiling) {
-        long aheadMillis = hlc.startAbove(storedCeiling);
-        if (aheadMillis > LevelDbStore.timestampCeilingHeadroomMillis() + 1_000) {
-            log.warn("the wall clock is {} s behind the timestamps this node may have stored; its timestamps "
-                    + "continue from those until the wall clock catches up (check the time source)", aheadMillis / 1000);
-        } else if (aheadMillis > 0) {
-            log.debug("timestamps continue {} ms ahead of the wall clock, past what was stored", aheadMillis);
-        }
     }
 
     private static StorageService openStorage(NodeConfig config, NodeMetrics metrics) throws StartupException {

@@ -3,7 +3,6 @@ package io.kvorum.node.storage;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
 
-import io.kvorum.node.time.HybridLogicalClock;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -55,7 +54,6 @@ public final class LevelDbStore implements AutoCloseable {
     private final Set<Cursor> openCursors = ConcurrentHashMap.newKeySet();
     private boolean closed; // guarded by closeLock
     private StoredTimestampCeiling newestStored; // set once by open(), then the writer thread's
-    private long ceilingAtOpen; // set once by open()
     private final boolean indexed;
     private volatile IntConsumer changedBuckets = bucket -> { };
 
@@ -103,26 +101,11 @@ public final class LevelDbStore implements AutoCloseable {
                     return StoredTimestampCeiling.newest(() -> records.next(4096, 4 << 20));
                 }
             });
-            store.ceilingAtOpen = store.newestStored.newest();
         } catch (IOException | RuntimeException e) {
             store.close();
             throw e;
         }
         return store;
-    }
-
-    /**
-     * A timestamp (unsigned) at or above that of every record the store held when it was opened,
-     * persisted across restarts ({@link StoredTimestampCeiling}): a restarted node starts its clock
-     * past it.
-     */
-    public long timestampCeilingAtOpen() {
-        return ceilingAtOpen;
-    }
-
-    /** How far, in milliseconds, {@link #timestampCeilingAtOpen} may run ahead of the newest record. */
-    public static long timestampCeilingHeadroomMillis() {
-        return HybridLogicalClock.physicalMillis(StoredTimestampCeiling.HEADROOM);
     }
 
     /**

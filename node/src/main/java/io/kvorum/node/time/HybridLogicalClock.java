@@ -33,20 +33,6 @@ public final class HybridLogicalClock {
         return last.accumulateAndGet(physical, (prev, phys) -> Math.max(prev + 1, phys));
     }
 
-    /**
-     * Moves this clock past {@code ceiling}, a bound over every timestamp this node stored before it
-     * restarted, so that its next writes order after those even if the wall clock went back across
-     * the restart. Returns how far this clock then runs ahead of the wall clock, in milliseconds (0 if
-     * it does not). A ceiling that is not a timestamp (negative: unsigned overflow) is ignored.
-     */
-    public long startAbove(long ceiling) {
-        if (ceiling < 0) {
-            return 0;
-        }
-        observe(ceiling);
-        return Math.max(0, physicalMillis(last.get()) - clock.currentTimeMillis());
-    }
-
     /** Moves this clock past a timestamp received from another node (a write or a read answer). */
     public void observe(long remoteTimestamp) {
         last.accumulateAndGet(remoteTimestamp, Math::max);

@@ -47,19 +47,6 @@ class HybridLogicalClockTest {
     }
 
     @Test
-    void startsAboveACeilingOfWhatWasStoredAndSaysHowFarAheadOfTheWallClockThatIs() {
-        long ceiling = pack(T0 + 90_000, 7);
-        assertThat(hlc.startAbove(ceiling)).isEqualTo(90_000);
-        assertThat(hlc.now()).isGreaterThan(ceiling);
-
-        HybridLogicalClock behindNothing = new HybridLogicalClock(wall);
-        assertThat(behindNothing.startAbove(pack(T0 - 5_000, 0))).as("the wall clock is ahead already").isZero();
-        assertThat(behindNothing.now()).isEqualTo(pack(T0, 0));
-        assertThat(behindNothing.startAbove(-1L)).as("no timestamp: ignored").isZero();
-        assertThat(behindNothing.now()).isEqualTo(pack(T0, 1));
-    }
-
-    @Test
     void strictlyIncreasesWhenTheWallClockGoesBackwards() {
         long before = hlc.now();
         wall.set(T0 - 60_000);
