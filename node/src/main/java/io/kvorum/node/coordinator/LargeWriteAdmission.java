@@ -58,7 +58,6 @@ final class LargeWriteAdmission {
     private int inProgress; // guarded by this
     private final ArrayDeque<Waiter> waiting = new ArrayDeque<>(); // guarded by this
     private long lastBackOffNanos; // guarded by this
-    private boolean backedOff; // guarded by this
 
     /**
      * A large write admitted: {@code budgetNanos} is what is left of its request timeout after its
@@ -79,6 +78,7 @@ final class LargeWriteAdmission {
         this.fastNanos = requestTimeoutNanos / 2;
         this.slowNanos = requestTimeoutNanos * 3 / 4;
         this.backOffIntervalNanos = requestTimeoutNanos / 2;
+        this.lastBackOffNanos = clock.nanoTime() - backOffIntervalNanos - 1; // the first may come at once
     }
 
     /** Whether a write of a value of {@code valueBytes} goes through admission. */
@@ -160,10 +160,9 @@ final class LargeWriteAdmission {
     private void adapt(Ticket ticket, boolean succeeded, long now) { // guarded by this
         long tookNanos = now - ticket.startNanos();
         if (!succeeded || tookNanos > slowNanos) {
-            if (!backedOff || now - lastBackOffNanos > backOffIntervalNanos) {
+            if (now - lastBackOffNanos > backOffIntervalNanos) {
                 limitBytes = Math.max(LARGE_VALUE_BYTES, (long) (limitBytes * BACK_OFF));
                 lastBackOffNanos = now;
-                backedOff = true;
             }
         } else if (tookNanos <= fastNanos) {
             long step = Math.max(1, (long) ticket.bytes() * ticket.bytes() / limitBytes);
