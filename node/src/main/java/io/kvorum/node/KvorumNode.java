@@ -163,6 +163,7 @@ public final class KvorumNode implements AutoCloseable {
         parts.add("event loops", graceful -> loops.close()); // after the gateway and the transport
 
         HybridLogicalClock hlc = new HybridLogicalClock(clock);
+        startClockPastStored(hlc, clock, storage.store().timestampCeilingAtOpen(), config.maxClockOffset());
         String selfId = config.self().id();
         LocalReplica local = new LocalReplica(selfId, storage, hlc);
         RangeSource localRange = (start, end) ->
@@ -431,6 +432,22 @@ public final class KvorumNode implements AutoCloseable {
             }
         }
         return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+    }
+
+    /**
+     * Moves the clock past the store's ceiling over the timestamps it holds (at most 100 ms above the
+     * newest), as if such a record had just been received: else, with the wall clock set back across
+     * a restart, new writes would be stamped below the versions they replace and lose to them unseen
+     * (and be acknowledged). After an ordinary restart the wall clock is past it already.
+     */
+    private static void startClockPastStored(HybridLogicalClock hlc, Clock clock, long storedCeiling,
+                                             Duration maxClockOffset) {
+        hlc.observe(storedCeiling);
+        long aheadMillis = HybridLogicalClock.physicalMillis(storedCeiling) - clock.currentTimeMillis();
+        if (aheadMillis > maxClockOffset.toMillis()) {
+            log.warn("the wall clock is {} ms behind the timestamps stored; new timestamps continue from those "
+                    + "until the wall clock catches up (check this machine's time source)", aheadMillis);
+        }
     }
 
     private static StorageService openStorage(NodeConfig config, NodeMetrics metrics) throws StartupException {

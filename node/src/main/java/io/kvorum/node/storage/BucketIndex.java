@@ -31,6 +31,7 @@ import org.iq80.leveldb.WriteBatch;
  * UTF-8 (SPEC §2), and no UTF-8 string starts with that byte; {@link LevelDbStore} refuses such a
  * key and keeps cursors below {@link #RESERVED_PREFIX}. {@code 0xFF 0x00} marks a store whose
  * index is complete; an older store without it gets its index built once, when it is opened.
+ * {@code 0xFF 0x02} is not the index's: it holds {@link StoredTimestampCeiling}.
  *
  * <p>Stable across versions and nodes: both sides of a comparison must hash alike.
  */

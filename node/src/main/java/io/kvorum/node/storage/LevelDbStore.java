@@ -54,6 +54,7 @@ public final class LevelDbStore implements AutoCloseable {
     private final Set<Cursor> openCursors = ConcurrentHashMap.newKeySet();
     private boolean closed; // guarded by closeLock
     private StoredTimestampCeiling newestStored; // set once by open(), then the writer thread's
+    private long ceilingAtOpen; // set once by open()
     private final boolean indexed;
     private volatile IntConsumer changedBuckets = bucket -> { };
 
@@ -96,16 +97,27 @@ public final class LevelDbStore implements AutoCloseable {
                     BucketIndex.rebuild(store.db, () -> records.next(4096, 4 << 20));
                 }
             }
-            store.newestStored = StoredTimestampCeiling.open(dir, () -> {
+            store.newestStored = StoredTimestampCeiling.open(store.db, dir, () -> {
                 try (Cursor records = store.cursor(new byte[0], null)) {
                     return StoredTimestampCeiling.newest(() -> records.next(4096, 4 << 20));
                 }
             });
+            store.ceilingAtOpen = store.newestStored.newest();
         } catch (IOException | RuntimeException e) {
             store.close();
             throw e;
         }
         return store;
+    }
+
+    /**
+     * A timestamp (unsigned; 0 for an empty store) that no record the store held when it was opened
+     * is above, whoever wrote it, and at most 100 ms above the newest of them
+     * ({@link StoredTimestampCeiling}): a node starts its clock past it, so that with its wall clock
+     * set back across a restart it still stamps new writes above the versions they replace.
+     */
+    public long timestampCeilingAtOpen() {
+        return ceilingAtOpen;
     }
 
     /**
@@ -235,11 +247,13 @@ public final class LevelDbStore implements AutoCloseable {
                     }
                 }
             }
-            newestStored.beforeWrite(batchNewest);
+            newestStored.addTo(batch, batchNewest);
+            boolean written = false;
             try {
                 db.write(batch, writeOptions);
+                written = true;
             } finally {
-                newestStored.afterWrite(batchNewest); // even a failed write may have reached the log
+                newestStored.afterWrite(batchNewest, written);
             }
         } catch (IOException e) {
             throw new StorageException("writing a batch failed", e);

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.iq80.leveldb.DB;
 import org.iq80.leveldb.Options;
 
 /**
@@ -47,6 +48,11 @@ public final class StoreRepair {
         factory.open(records.toFile(), options).close();
         Set<String> lostBefore = tables(records.resolve("lost"));
         factory.repair(records.toFile(), options);
+        // The newest timestamp's latest version may have been in a table set aside, and an older one
+        // survived; the open below scans the records for it instead.
+        try (DB db = factory.open(records.toFile(), options)) {
+            StoredTimestampCeiling.forget(db);
+        }
         List<String> setAside = tables(records.resolve("lost")).stream().filter(t -> !lostBefore.contains(t))
                 .sorted().toList();
         // Opened without its index, a store loses its mark of a complete index.

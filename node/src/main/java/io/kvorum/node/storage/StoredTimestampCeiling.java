@@ -3,36 +3,38 @@ package io.kvorum.node.storage;
 import io.kvorum.node.model.Entry;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.iq80.leveldb.DB;
+import org.iq80.leveldb.WriteBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A ceiling over the timestamp of every record in the store, persisted across restarts, so that
- * the writer can tell a write that is newer than anything stored without reading the key first.
+ * A ceiling over the timestamp of every record in the store, kept in the store itself so that it
+ * survives a crash exactly as the records do.
  *
- * <p>Why: {@link LevelDbStore#apply} keeps a put only if it is newer than the stored version, and
- * reading that version was most of the writer thread's work. But a coordinator stamps writes with
- * its hybrid logical clock, which runs ahead of every timestamp it has seen, so almost every put
- * carries a timestamp above everything already stored; for those the read can only say "older".
+ * <p>Two uses. The writer: {@link LevelDbStore#apply} keeps a put only if it is newer than the
+ * stored version, and reading that version was most of the writer thread's work; but a coordinator
+ * stamps writes with its hybrid logical clock, which runs ahead of every timestamp it has seen, so
+ * almost every put carries a timestamp above everything stored, and for those the read can only
+ * say "older". The clock: a node restarted with its wall clock set back must still stamp its new
+ * writes above what it stored, or they would be acknowledged and lose to the versions they replace.
  *
- * <p>Contract (timestamps compare unsigned, as {@link Record#compareVersions} does): every stored
- * record has a timestamp {@code <=} {@link #newest()}. In memory that bound is exact for what was
- * written since opening. Across restarts it comes from a file, {@value #FILE_NAME}, holding a
- * value that every timestamp ever written is below: before a batch with a timestamp at or past it
- * is written, the file is raised to that timestamp plus {@link #HEADROOM} and fsynced. So the file
- * is rewritten about once a {@code HEADROOM} of clock time, and after a restart the first
- * {@code HEADROOM} of writes read before writing, as every write used to. With no readable file
- * (a store from before this class, or a damaged file) the bound is found by scanning the store
- * once.
+ * <p>Contract (timestamps compare unsigned, as {@link io.kvorum.node.model.Record#compareVersions}
+ * does): no stored record has a timestamp above {@link #newest()}. In memory that bound is exact
+ * for what was written since opening. In the store it is kept under the reserved key
+ * {@code 0xFF 0x02} (see {@link BucketIndex}) and is at most {@link #HEADROOM} (100 ms of clock)
+ * above the newest timestamp written: a batch that passes it also raises it to its own newest
+ * timestamp plus the headroom. So under load it is rewritten about ten times a second, not with
+ * every batch, and a node restarted (which takes far longer than the headroom) finds its wall clock
+ * past it unless the clock went back. Being in the batch, it is atomic with the records: after a
+ * crash LevelDB's log recovers both. A store without that key (from an older version, or after
+ * {@link StoreRepair}, which may have set aside the key's latest version but kept records it
+ * covered) is scanned once when opened.
  *
  * <p>Threading: the writer thread only, like {@link LevelDbStore#apply}.
  */
@@ -40,35 +42,47 @@ final class StoredTimestampCeiling {
 
     private static final Logger log = LoggerFactory.getLogger(StoredTimestampCeiling.class);
 
-    /** In the LevelDB directory; LevelDB leaves files whose names it does not use alone. */
-    static final String FILE_NAME = "KVORUM-TIMESTAMP-BOUND";
-    /** One minute of physical clock in the HLC encoding (48 bits of milliseconds, 16 of counter). */
-    static final long HEADROOM = 60_000L << 16;
+    static final byte[] KEY = {(byte) 0xFF, 0x02};
+    /** 100 ms of physical clock in the HLC encoding (48 bits of milliseconds, 16 of counter). */
+    static final long HEADROOM = 100L << 16;
+    /** The file in which versions before the key kept the ceiling (with a minute's headroom); removed on open. */
+    static final String LEGACY_FILE_NAME = "KVORUM-TIMESTAMP-BOUND";
 
-    private final Path file;
     private long newest;
-    private long persisted;
+    /** The ceiling under {@link #KEY}, as far as this knows: never above what the store holds. */
+    private long kept;
+    /** The ceiling {@link #addTo} put in the batch being written; 0 for none. */
+    private long pending;
 
-    private StoredTimestampCeiling(Path file, long newest, long persisted) {
-        this.file = file;
+    private StoredTimestampCeiling(long newest) {
         this.newest = newest;
-        this.persisted = persisted;
+        this.kept = newest;
     }
 
     /**
-     * Reads the bound of the store in {@code dir}, or, when there is no readable one, computes it
-     * with {@code scanNewest} (the largest stored timestamp, 0 when the store is empty) and persists it.
+     * Reads the ceiling kept in the store {@code db} in {@code dir}, or, when there is none readable,
+     * computes it with {@code scanNewest} (the largest stored timestamp, 0 when the store is empty)
+     * and keeps it.
      */
-    static StoredTimestampCeiling open(Path dir, LongSupplier scanNewest) throws IOException {
-        Path file = dir.resolve(FILE_NAME);
-        Long stored = read(file);
-        if (stored != null) {
-            return new StoredTimestampCeiling(file, stored, stored);
+    static StoredTimestampCeiling open(DB db, Path dir, LongSupplier scanNewest) throws IOException {
+        byte[] kept = db.get(KEY);
+        StoredTimestampCeiling ceiling;
+        if (kept != null && kept.length == Long.BYTES) {
+            ceiling = new StoredTimestampCeiling(ByteBuffer.wrap(kept).getLong());
+        } else {
+            if (kept != null) {
+                log.warn("the timestamp ceiling kept in {} is unreadable; scanning the store for it instead", dir);
+            }
+            ceiling = new StoredTimestampCeiling(scanNewest.getAsLong());
+            db.put(KEY, encode(ceiling.newest));
         }
-        long newest = scanNewest.getAsLong();
-        StoredTimestampCeiling bound = new StoredTimestampCeiling(file, newest, 0);
-        bound.persist(newest);
-        return bound;
+        Files.deleteIfExists(dir.resolve(LEGACY_FILE_NAME));
+        return ceiling;
+    }
+
+    /** Removes the kept ceiling from {@code db}, so that the next open scans the store for it. */
+    static void forget(DB db) {
+        db.delete(KEY);
     }
 
     /** The largest timestamp (unsigned) of the records {@code batches} gives (empty at the end); 0 for none. */
@@ -84,7 +98,7 @@ final class StoredTimestampCeiling {
         return newest;
     }
 
-    /** Every stored record's timestamp is at most this (unsigned). */
+    /** No stored record's timestamp is above this (unsigned); 0 for an empty store. */
     long newest() {
         return newest;
     }
@@ -94,48 +108,35 @@ final class StoredTimestampCeiling {
         return Long.compareUnsigned(timestamp, newest) > 0;
     }
 
-    /** Call before writing a batch whose largest timestamp is {@code batchNewest}; may fsync a file. */
-    void beforeWrite(long batchNewest) throws IOException {
-        if (Long.compareUnsigned(batchNewest, persisted) >= 0) {
-            persist(batchNewest);
+    /**
+     * Call before writing {@code batch}, whose largest put timestamp is {@code batchNewest}: raises the
+     * kept ceiling in it when that would no longer cover the store.
+     */
+    void addTo(WriteBatch batch, long batchNewest) {
+        // Past the newest too: a batch that failed may have reached the log with its records.
+        long atLeast = Long.compareUnsigned(batchNewest, newest) > 0 ? batchNewest : newest;
+        pending = 0;
+        if (Long.compareUnsigned(atLeast, kept) > 0) {
+            long value = atLeast + HEADROOM;
+            pending = Long.compareUnsigned(value, atLeast) < 0 ? -1L : value; // -1: unsigned overflow
+            batch.put(KEY, encode(pending));
         }
     }
 
-    /** Call once a batch whose largest timestamp is {@code batchNewest} was written (or may have been). */
-    void afterWrite(long batchNewest) {
-        if (Long.compareUnsigned(batchNewest, newest) > 0) {
+    /**
+     * Call once the batch given to {@link #addTo}, whose largest put timestamp is {@code batchNewest},
+     * was written ({@code written}) or failed (it may still have reached the log).
+     */
+    void afterWrite(long batchNewest, boolean written) {
+        if (written && pending != 0) {
+            kept = pending;
+        }
+        if (isAboveAllStored(batchNewest)) {
             newest = batchNewest;
         }
     }
 
-    private void persist(long atLeast) throws IOException {
-        long value = atLeast + HEADROOM;
-        if (Long.compareUnsigned(value, atLeast) < 0) {
-            value = -1L; // unsigned overflow: the largest timestamp there is
-        }
-        Path tmp = file.resolveSibling(FILE_NAME + ".tmp");
-        try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            out.write(ByteBuffer.wrap((Long.toUnsignedString(value) + "\n").getBytes(StandardCharsets.US_ASCII)));
-            out.force(true);
-        }
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        try (FileChannel dirChannel = FileChannel.open(file.getParent(), StandardOpenOption.READ)) {
-            dirChannel.force(true); // the rename itself survives power loss
-        }
-        persisted = value;
-    }
-
-    /** The persisted bound, or null when the file is missing or unreadable. */
-    private static Long read(Path file) {
-        if (!Files.exists(file)) {
-            return null;
-        }
-        try {
-            return Long.parseUnsignedLong(Files.readString(file, StandardCharsets.US_ASCII).trim());
-        } catch (IOException | NumberFormatException e) {
-            log.warn("{} is unreadable ({}); scanning the store for its newest timestamp instead", file, e.toString());
-            return null;
-        }
+    private static byte[] encode(long timestamp) {
+        return ByteBuffer.allocate(Long.BYTES).putLong(timestamp).array();
     }
 }

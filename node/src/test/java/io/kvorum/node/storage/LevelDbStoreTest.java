@@ -13,6 +13,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
+import org.iq80.leveldb.DB;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -341,11 +343,13 @@ class LevelDbStoreTest {
         assertThat(keys(readAll(new byte[0], null))).containsExactly("a");
     }
 
-    // The writer skips the read of a key when a put is above every stored timestamp (StoredTimestampCeiling).
-    // These check that an older put is still refused whichever way the bound was obtained.
+    // The writer skips the read of a key when a put is above every stored timestamp, and a restarted
+    // node starts its clock past them (StoredTimestampCeiling). These check the ceiling however the
+    // store was opened: above every stored timestamp, within its headroom of the newest; and that an
+    // older put is still refused.
 
     @Test
-    void anOlderPutIsRefusedAfterReopeningWithTheBoundFile() throws IOException {
+    void anOlderPutIsRefusedAfterReopening() throws IOException {
         put(key("k"), value(1_000, "new"));
         reopen();
         assertThat(put(key("k"), value(500, "old"))).isFalse();
@@ -354,34 +358,78 @@ class LevelDbStoreTest {
     }
 
     @Test
-    void anOlderPutIsRefusedAfterReopeningWithoutTheBoundFile() throws IOException {
+    void theCeilingCoversTheNewestStoredTimestampAfterReopeningWithinItsHeadroom() throws IOException {
+        assertThat(store.timestampCeilingAtOpen()).as("an empty store").isZero();
+        put(key("a"), value(7_000, "a"));
+        put(key("k"), value(9_000, "new"));
+        put(key("k"), value(8_000, "refused: older"));
+        store.apply(List.of(new Purge(key("a"), value(7_000, "a"), null)));
+        long later = 9_000 + 2 * StoredTimestampCeiling.HEADROOM; // past what the first writes kept
+        put(key("b"), value(later, "b"));
+        reopen();
+        assertThat(store.timestampCeilingAtOpen()).isBetween(later, later + StoredTimestampCeiling.HEADROOM);
+        assertThat(put(key("b"), value(later - 1, "old"))).isFalse();
+    }
+
+    @Test
+    void theCeilingSurvivesACrash() throws IOException {
+        put(key("a"), value(7_000, "a"));
+        put(key("k"), value(9_000, "new"));
+        // A copy of the directory of an open store is what a process killed at this point leaves:
+        // the batches are in LevelDB's log, not yet in a table, and nothing was closed.
+        Path crashed = Files.createDirectory(dir.resolveSibling(dir.getFileName() + "-crashed"));
+        try (var files = Files.list(dir)) {
+            for (Path f : files.toList()) {
+                Files.copy(f, crashed.resolve(f.getFileName()));
+            }
+        }
+        try (LevelDbStore recovered = LevelDbStore.open(crashed, false, 1 << 20)) {
+            assertThat(recovered.timestampCeilingAtOpen()).isBetween(9_000L, 9_000 + StoredTimestampCeiling.HEADROOM);
+            assertThat(recovered.apply(List.of(new Put(key("k"), value(8_999, "old"))))[0]).isFalse();
+        }
+    }
+
+    @Test
+    void aStoreThatKeptNoCeilingIsScannedOnceAndTheOldBoundFileRemoved() throws IOException {
         put(key("a"), value(7_000, "a"));
         put(key("k"), value(9_000, "new"));
         store.close();
         store = null;
-        Files.delete(dir.resolve(StoredTimestampCeiling.FILE_NAME));
+        withRawDatabase(StoredTimestampCeiling::forget); // as a store written by an older version
+        Files.writeString(dir.resolve(StoredTimestampCeiling.LEGACY_FILE_NAME), "123\n");
+
         store = LevelDbStore.open(dir, false, 1 << 20);
-        assertThat(put(key("k"), value(8_999, "old"))).as("the bound comes from a scan of the store").isFalse();
-        assertThat(store.get(key("k"))).isEqualTo(value(9_000, "new"));
-        assertThat(Files.exists(dir.resolve(StoredTimestampCeiling.FILE_NAME))).as("and is persisted again").isTrue();
+        assertThat(store.timestampCeilingAtOpen()).as("from a scan of the store").isEqualTo(9_000);
+        assertThat(put(key("k"), value(8_999, "old"))).isFalse();
+        assertThat(dir.resolve(StoredTimestampCeiling.LEGACY_FILE_NAME)).doesNotExist();
+        store.close();
+        store = null;
+        withRawDatabase(db -> assertThat(db.get(StoredTimestampCeiling.KEY)).as("kept again").hasSize(Long.BYTES));
     }
 
     @Test
-    void anUnreadableBoundFileIsReplacedByAScan() throws IOException {
+    void anUnreadableCeilingIsReplacedByAScan() throws IOException {
         put(key("k"), value(9_000, "new"));
         store.close();
         store = null;
-        Files.writeString(dir.resolve(StoredTimestampCeiling.FILE_NAME), "garbage");
+        withRawDatabase(db -> db.put(StoredTimestampCeiling.KEY, key("garbage")));
         store = LevelDbStore.open(dir, false, 1 << 20);
+        assertThat(store.timestampCeilingAtOpen()).isEqualTo(9_000);
         assertThat(put(key("k"), value(8_999, "old"))).isFalse();
     }
 
     @Test
-    void thePersistedBoundIsAboveEveryWrittenTimestamp() throws IOException {
-        long far = StoredTimestampCeiling.HEADROOM * 10;
-        put(key("k"), value(far, "v"));
-        long persisted = Long.parseUnsignedLong(Files.readString(dir.resolve(StoredTimestampCeiling.FILE_NAME)).trim());
-        assertThat(Long.compareUnsigned(persisted, far)).isPositive();
+    void noWriteReachesTheKeyThatHoldsTheCeiling() throws IOException {
+        put(key("k"), value(9_000, "new"));
+        assertThat(put(StoredTimestampCeiling.KEY, value(1, "x"))).isFalse();
+        reopen();
+        assertThat(store.timestampCeilingAtOpen()).isBetween(9_000L, 9_000 + StoredTimestampCeiling.HEADROOM);
+    }
+
+    private void withRawDatabase(Consumer<DB> action) throws IOException {
+        try (DB db = LevelDbOpener.open(dir, 1 << 20, 1 << 20)) {
+            action.accept(db);
+        }
     }
 
     @Test
