@@ -57,6 +57,7 @@ public final class Coordinator {
     private final Counter readRepairs;
     private final Map<DigestFallback, Counter> digestFallbacks;
     private final LargeWriteAdmission largeWrites;
+    private final HedgeBudget hedges;
     /** Why this node may not stamp writes now, or null; see {@link #refuseWrites}. */
     private volatile String clockRefusal;
 
@@ -105,6 +106,7 @@ public final class Coordinator {
         this.rangeSource = rangeSource;
         this.hints = hints;
         this.largeWrites = new LargeWriteAdmission(clock, timer, requestTimeout);
+        this.hedges = new HedgeBudget(metrics.digestHedgesWithheld());
     }
 
     /** Places keys by {@code next} from now on; requests in flight keep the plan they started with. */
@@ -169,8 +171,8 @@ public final class Coordinator {
         if (data == null) {
             data = slots.get(0);
         }
-        return new DigestRead(key, quorum, slots, data, hlc, timer, timeoutNanos, readRepairs, digestFallbacks)
-                .start().result;
+        return new DigestRead(key, quorum, slots, data, hlc, timer, timeoutNanos, readRepairs, digestFallbacks,
+                hedges).start().result;
     }
 
     /**

@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>When the newest version named is a value whose record this read does not hold, it fetches
  * the record from a replica that named that version, after the data replica answered (a mismatch:
- * a digest is newer), failed, or took an eighth of the request timeout (slow): the fallback.
+ * a digest is newer), failed, or took an eighth of the request timeout (slow: a hedge, if the
+ * node's {@link HedgeBudget} allows it; else the read waits for the data replica): the fallback.
  * Should every replica that named it fail to send it, every other replica that answered is asked
  * for its record once. All of it within the request's one deadline; it fails with
  * {@link NotEnoughReplicasException} when {@code ack} answers are out of reach, or nothing more can
@@ -56,10 +57,13 @@ final class DigestRead {
     private final Slot data;
     private final RequestTimer.Timeout deadline;
     private final RequestTimer.Timeout slowData;
+    private final HedgeBudget hedges;
 
     // guarded by this
     private boolean done;
     private boolean dataSlow;
+    /** Whether the budget allowed a hedge of the slow data replica; null until asked. */
+    private Boolean hedged;
     /** The first refusal for overload ({@link QuorumTracker#overload}), or null. */
     private String overload;
     private boolean fellBack;
@@ -91,10 +95,12 @@ final class DigestRead {
      * @param slots      the key's {@code from} replicas
      * @param data       the one of them asked for the record
      * @param fallbacks  counted once per read that fetched a record beyond the data replica's, by the first cause
+     * @param hedges     the node's budget of fetches made because the data replica was slow
      */
     DigestRead(byte[] key, Quorum quorum, List<Slot> slots, Slot data, HybridLogicalClock hlc, RequestTimer timer,
-               long timeoutNanos, Counter repairs, Map<DigestFallback, Counter> fallbacks) {
+               long timeoutNanos, Counter repairs, Map<DigestFallback, Counter> fallbacks, HedgeBudget hedges) {
         this.key = key;
+        this.hedges = hedges;
         this.hlc = hlc;
         this.repairs = repairs;
         this.fallbacks = fallbacks;
@@ -106,6 +112,9 @@ final class DigestRead {
         this.slowData = slots.size() > 1
                 ? timer.schedule(this::onDataSlow, timeoutNanos / SLOW_AFTER_TIMEOUT_DIVISOR, TimeUnit.NANOSECONDS)
                 : () -> { };
+        if (slots.size() > 1) {
+            hedges.onRead();
+        }
     }
 
     /** Sends the first requests; the result completes later, or already on this thread. */
@@ -201,7 +210,7 @@ final class DigestRead {
             next.failure = tracker.failure("too many replicas failed", overload);
         }
 
-        if (!held && (!data.pending || dataSlow) && (!done || anyOlderThan(winner))) {
+        if (!held && (!done || anyOlderThan(winner)) && (!data.pending || dataSlow && mayHedge())) {
             fetchRecordOf(winner, next.fetch);
         }
         boolean settled = tracker.pending() == 0 && fetching == 0;
@@ -221,6 +230,14 @@ final class DigestRead {
             }
         }
         return next;
+    }
+
+    /** Whether the data replica, slow, may be hedged: asked of the budget once per read. Called with the lock held. */
+    private boolean mayHedge() {
+        if (hedged == null) {
+            hedged = hedges.tryHedge();
+        }
+        return hedged;
     }
 
     /** The record of {@code version} when this read holds it; a tombstone's digest is the whole record. */

@@ -178,6 +178,7 @@ public final class NodeMetrics implements AutoCloseable {
     private final Map<Direction, Counter> antiEntropyRecords = new EnumMap<>(Direction.class);
     private final Counter readRepairs;
     private final Map<DigestFallback, Counter> digestFallbacks = new EnumMap<>(DigestFallback.class);
+    private final Counter digestHedgesWithheld;
     private final Counter storageRejected;
     private final Counter storageLowDiskRejected;
     private final Map<StorageQueue, Counter> storageExpired = new EnumMap<>(StorageQueue.class);
@@ -222,6 +223,9 @@ public final class NodeMetrics implements AutoCloseable {
                     .description("Reads that fetched a full record from another replica than the first asked, by cause")
                     .tag("cause", cause.label()).register(registry));
         }
+        digestHedgesWithheld = Counter.builder("kvorum.digest.read.hedges.withheld")
+                .description("Reads whose slow replica was not hedged with a second record fetch: the hedge budget, a tenth of the reads, was spent")
+                .register(registry);
         storageRejected = Counter.builder("kvorum.storage.rejected")
                 .description("Requests refused with 503 for overload: storage reads and writes whose queue was full or late, and large writes their coordinator did not admit")
                 .register(registry);
@@ -369,6 +373,10 @@ public final class NodeMetrics implements AutoCloseable {
 
     public Counter digestFallbacks(DigestFallback cause) {
         return digestFallbacks.get(cause);
+    }
+
+    public Counter digestHedgesWithheld() {
+        return digestHedgesWithheld;
     }
 
     // ---- liveness ----

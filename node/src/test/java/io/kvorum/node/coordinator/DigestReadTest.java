@@ -18,12 +18,15 @@ import io.kvorum.node.time.ManualClock;
 import io.kvorum.node.time.RequestTimer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -206,6 +209,40 @@ class DigestReadTest {
         assertThat(a.reads).hasSize(1);
         assertThat(self.read()).isNotDone();
         assertThat(fallbacks(DigestFallback.SLOW)).isEqualTo(1);
+    }
+
+    @Test
+    void underLoadOnlyTheHedgeBudgetOfSlowRecordReplicasIsOvertaken() {
+        Record v1 = value(pack(T0, 1), "n2", "v1");
+        a.holds(v1);
+        b.holds(v1);
+        Coordinator coordinator = coordinator(Duration.ofMillis(800));
+        // More reads than the reserve, all with a record replica (self) that never answers.
+        int reads = HedgeBudget.RESERVE + 20;
+        List<CompletableFuture<Record>> gets = new ArrayList<>();
+        for (int i = 0; i < reads; i++) {
+            gets.add(coordinator.get(KEY, new Quorum(2, 3)));
+        }
+        int answered = 0;
+        int failed = 0;
+        for (CompletableFuture<Record> get : gets) {
+            try {
+                assertThat(get.get(5, TimeUnit.SECONDS)).isEqualTo(v1);
+                answered++;
+            } catch (ExecutionException | InterruptedException | TimeoutException e) {
+                assertThat(e).isInstanceOf(ExecutionException.class).hasCauseInstanceOf(NotEnoughReplicasException.class);
+                failed++;
+            }
+        }
+        long hedges = fallbacks(DigestFallback.SLOW);
+        // The reserve, plus a tenth of a token for each read made while it was not full.
+        assertThat(hedges).isBetween((long) HedgeBudget.RESERVE, (long) HedgeBudget.RESERVE + reads / 10);
+        assertThat(answered).as("the hedged reads answer").isEqualTo(hedges);
+        assertThat(failed).as("the others wait for the record replica, which never answers")
+                .isEqualTo(reads - hedges);
+        assertThat((long) metrics.digestHedgesWithheld().count()).isEqualTo(reads - hedges);
+        assertThat(a.reads).as("a record fetched from a per hedge, none for the others").hasSize((int) hedges);
+        assertThat(b.reads).isEmpty();
     }
 
     /** A read where only a named v2, the others v1, and a then failed to send its record of v2. */
