@@ -48,8 +48,8 @@ public final class StoreRepair {
         factory.open(records.toFile(), options).close();
         Set<String> lostBefore = tables(records.resolve("lost"));
         factory.repair(records.toFile(), options);
-        // The newest timestamp's latest version may have been in a table set aside, and an older one
-        // survived; the open below scans the records for it instead.
+        // The timestamp ceiling's latest version may have been in a table set aside while records it
+        // covered survived with an older version of it: the open below scans the records for it instead.
         try (DB db = factory.open(records.toFile(), options)) {
             StoredTimestampCeiling.forget(db);
         }
