@@ -99,6 +99,37 @@ abstract class OrderingScenarios extends ClusterScenarioSupport {
     }
 
     /**
+     * Every node restarted with its wall clock an hour back (a cluster restored from snapshots, a
+     * time source that stepped at boot), one of them after a kill: the clocks agree with each other,
+     * so the clock check refuses nothing, and a write through any node must still replace the value
+     * written before it, not be acknowledged and lost. The write goes through n2, which holds the
+     * old value as a replica only: each node starts its clock past every timestamp it stored,
+     * whoever stamped it.
+     */
+    @Test
+    void aWriteAfterEveryClockWentBackAcrossARestartStillReplacesTheOlderValue() throws Exception {
+        withCluster(3, Map.of(), c -> {
+            String key = "clock-set-back";
+            Options all = q(3, 3);
+            assertThat(put(c, "n1", key, "before", all).status()).isEqualTo(Answer.CREATED);
+            c.stop("n1");
+            c.kill("n2");
+            c.stop("n3");
+            for (String id : c.ids()) {
+                c.clock(id).setSkew(Duration.ofHours(-1));
+            }
+            for (String id : c.ids()) {
+                c.restart(id);
+            }
+
+            assertThat(put(c, "n2", key, "after", all).status()).isEqualTo(Answer.CREATED);
+            for (String via : c.ids()) {
+                assertThat(get(c, via, key, all)).as("through " + via).isEqualTo(new Answer(Answer.OK, "after"));
+            }
+        });
+    }
+
+    /**
      * SPEC §3: no sleep is needed between two writes when the second goes through a node that
      * acknowledged the first, or when the first was written with ack = from. Each key gets a
      * sequence of puts and deletes, each through the next node, back to back; then a read through
