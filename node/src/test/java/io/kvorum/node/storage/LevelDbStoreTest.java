@@ -372,12 +372,11 @@ class LevelDbStoreTest {
     }
 
     @Test
-    void theCeilingSurvivesACrash() throws IOException {
+    void theCeilingSurvivesACrash(@TempDir Path crashed) throws IOException {
         put(key("a"), value(7_000, "a"));
         put(key("k"), value(9_000, "new"));
         // A copy of the directory of an open store is what a process killed at this point leaves:
         // the batches are in LevelDB's log, not yet in a table, and nothing was closed.
-        Path crashed = Files.createDirectory(dir.resolveSibling(dir.getFileName() + "-crashed"));
         try (var files = Files.list(dir)) {
             for (Path f : files.toList()) {
                 Files.copy(f, crashed.resolve(f.getFileName()));
