@@ -39,8 +39,9 @@ import org.slf4j.LoggerFactory;
  * request timeout. A write is then still awaited for one more timeout, and a late answer to it is
  * reported through the exception ({@link ReplicaUnavailableException#timedOut}). Peer down:
  * deciding that is liveness's job ({@code GuardedReplica} fails calls to a peer known to be down
- * before they reach this class, and its heartbeats reconnect to a peer that comes back). Here, a call fails at once, with reason {@code UNREACHABLE}, when the channel's
- * last connection attempt failed ({@code TRANSIENT_FAILURE}), which tells liveness the peer is down;
+ * before they reach this class, and its heartbeats reconnect to a peer that comes back). Here, a
+ * call fails at once, with reason {@code UNREACHABLE}, when the channel's last connection attempt
+ * failed ({@code TRANSIENT_FAILURE}), which tells liveness the peer is down;
  * otherwise it is sent, and a channel that is connecting holds it until connected or failed. A
  * broken stream fails its calls ({@code UNREACHABLE} when the connection failed) and is reopened by
  * the next one; {@link #abandonStream} drops the stream of a peer found down.
