@@ -159,7 +159,8 @@ abstract class BaselineCommand implements Callable<Integer> {
                 + "| requested | achieved | errors | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|\n"
                 + "| " + (saturation ? "closed loop" : Markdown.count(rate) + "/s") + " | " + Markdown.count(result.achievedRate())
                 + "/s | " + result.errors() + " | " + ms(result, "p50") + " | " + ms(result, "p90") + " | " + ms(result, "p99")
-                + " | " + ms(result, "p99.9") + " | " + Markdown.ms(result.maxMs()) + " |\n\n![latency by percentile](latency.svg)\n";
+                + " | " + ms(result, "p99.9") + " | " + Markdown.ms(result.maxMs()) + " |\n\n![latency by percentile](latency.svg)\n\n"
+                + cpu.threadsMarkdown(result.requests());
         Files.writeString(runDir.resolve("report.md"), md, StandardCharsets.UTF_8);
         System.out.printf("%s: %,.0f req/s achieved, p99 %s, errors %d%n", name, result.achievedRate(), ms(result, "p99"),
                 result.errors());

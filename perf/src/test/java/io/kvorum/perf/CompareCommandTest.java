@@ -68,7 +68,7 @@ class CompareCommandTest {
         RunResult.MeasuredGc n2 = new RunResult.MeasuredGc("G1", "1g", 60.0, 1, 30.0, 30.0, 30.0, List.of("at +1.000 s: GC(9) x 30ms"), 40);
         RunResult current = new RunResult("new", RunResult.FIXED_RATE, "get", 3, 5000, 5000, 60, 300_000, 0, Map.of(200, 300_000L), 0,
                 Map.of("p50", 1.0, "p99", 2.0), 3.0, List.of(), 213.997, null, new java.util.LinkedHashMap<>(Map.of("n1", n1)),
-                new CpuUse(6.0, 9.0, 60.0, null));
+                new CpuUse(6.0, 9.0, 60.0, null, null));
         RunResult older = new RunResult("old", RunResult.FIXED_RATE, "get", 3, 5000, 5000, 60, 300_000, 0, Map.of(200, 300_000L), 0,
                 Map.of("p50", 1.0, "p99", 2.0), 3.0, List.of(), 213.997, null, null, null);
         Path newDir = Files.createDirectories(dir.resolve("new"));

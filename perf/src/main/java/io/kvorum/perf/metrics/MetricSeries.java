@@ -75,6 +75,40 @@ public final class MetricSeries {
         return points;
     }
 
+    /** Quantiles of a histogram over a whole window: how many observations, and the value at each quantile asked. */
+    public record WindowQuantiles(double count, double[] values) {}
+
+    /**
+     * Quantiles {@code qs} (each 0..1) of histogram {@code name} over the whole span of
+     * {@code scrapes}, from the increase of each bucket between the first scrape and the last,
+     * summed over every label but {@code le} and {@code byLabel} and grouped by the latter. Groups
+     * sorted by label value; one that observed nothing is left out; empty with fewer than 2 scrapes.
+     */
+    public static Map<String, WindowQuantiles> overWindow(List<Scrape> scrapes, String name, String byLabel, double... qs) {
+        Map<String, WindowQuantiles> result = new TreeMap<>();
+        if (scrapes.size() < 2) {
+            return result;
+        }
+        Map<Map<String, String>, PrometheusText.Sample> first = scrapes.get(0).series(name + "_bucket");
+        Map<String, TreeMap<Double, Double>> groups = new TreeMap<>();
+        scrapes.get(scrapes.size() - 1).series(name + "_bucket").forEach((labels, sample) -> {
+            PrometheusText.Sample old = first.get(labels);
+            groups.computeIfAbsent(String.valueOf(labels.get(byLabel)), g -> new TreeMap<>())
+                    .merge(upperBound(labels.get("le")), increase(old == null ? 0 : old.value(), sample.value()), Double::sum);
+        });
+        groups.forEach((group, buckets) -> {
+            double count = buckets.isEmpty() || !buckets.lastKey().isInfinite() ? 0 : buckets.lastEntry().getValue();
+            if (count > 0) {
+                double[] values = new double[qs.length];
+                for (int i = 0; i < qs.length; i++) {
+                    values[i] = histogramQuantile(qs[i], buckets);
+                }
+                result.put(group, new WindowQuantiles(count, values));
+            }
+        });
+        return result;
+    }
+
     /**
      * Prometheus' {@code histogram_quantile}: {@code cumulative} maps each bucket's upper bound
      * ({@code le}, +Inf included) to the count of observations at or below it. The quantile is

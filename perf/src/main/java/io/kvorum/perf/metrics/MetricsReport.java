@@ -1,5 +1,6 @@
 package io.kvorum.perf.metrics;
 
+import io.kvorum.perf.report.Markdown;
 import io.kvorum.perf.report.TimeSeriesPlot;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -116,10 +117,38 @@ public final class MetricsReport {
                     .append("(perf/README.md, \"The first minute after a start\"). A `--warmup` of 60 s keeps the first ")
                     .append("rounds out of the measured run.\n\n");
         }
+        md.append(insideTheNodes());
         for (String file : plots().keySet()) {
             md.append("![").append(file.replace(".svg", "").replace('-', ' ')).append("](").append(file).append(")\n\n");
         }
         return md.toString();
+    }
+
+    /** The quantiles of the table of {@link #insideTheNodes}. */
+    private static final double[] INSIDE_QUANTILES = {0.5, 0.9, 0.99, 0.999};
+
+    /**
+     * A table of each node's time inside it over the whole measured run, by operation: what the
+     * load tool's percentiles include beyond it is the kernel and waiting for a core, on both sides.
+     */
+    String insideTheNodes() {
+        List<List<String>> rows = new ArrayList<>();
+        log.scrapes().forEach((node, scrapes) -> MetricSeries.overWindow(scrapes, MetricFamilies.REQUEST_DURATION, "op",
+                INSIDE_QUANTILES).forEach((op, q) -> {
+                    List<String> row = new ArrayList<>(List.of(node, op, String.format(Locale.ROOT, "%,.0f", q.count())));
+                    for (double v : q.values()) {
+                        row.add(String.format(Locale.ROOT, "%.3f ms", v * 1000));
+                    }
+                    rows.add(row);
+                }));
+        if (rows.isEmpty()) {
+            return "";
+        }
+        return "**Time inside the node**, from the first scrape of the run to the last: from a request read whole to "
+                + "its answer written to the socket (`kvorum_request_duration_seconds`; each quantile interpolated within "
+                + "its bucket, as Prometheus' `histogram_quantile` does, so read it as a range between two bucket bounds: "
+                + "0.1, 0.25, 0.5, 1, 2.5, 5, 10 ms ...).\n\n"
+                + Markdown.table(List.of("node", "op", "answered", "p50", "p90", "p99", "p99.9"), rows) + "\n";
     }
 
     /** A line per node and group of {@code series}, with values multiplied by {@code scale}. */

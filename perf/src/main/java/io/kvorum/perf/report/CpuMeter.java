@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
@@ -20,7 +21,8 @@ import java.util.stream.Stream;
  * <p>A server's time is its process's and its descendants' (nginx's workers) user and system time,
  * as the JDK reads it ({@link ProcessHandle.Info#totalCpuDuration}); a descendant that exits
  * during the run takes its time with it. The machine's busy time comes from {@code /proc/stat}
- * (everything but idle and I/O wait, all cores), and is unknown elsewhere.
+ * (everything but idle and I/O wait, all cores), and is unknown elsewhere. The servers' threads
+ * are read from their scheduler statistics ({@link ThreadWaits}).
  */
 public final class CpuMeter {
 
@@ -31,11 +33,13 @@ public final class CpuMeter {
     private final long startNanos;
     private final Map<String, Long> serverStartNanos;
     private final MachineTicks machineStart;
+    private final ThreadWaits threads;
 
     private CpuMeter(Map<String, ProcessHandle> servers, Path procStat) {
         this.servers = servers;
         this.procStat = procStat;
         this.machineStart = MachineTicks.read(procStat);
+        this.threads = ThreadWaits.start(servers);
         this.serverStartNanos = new LinkedHashMap<>();
         servers.forEach((name, p) -> serverStartNanos.put(name, cpuNanos(p)));
         this.startNanos = System.nanoTime();
@@ -54,16 +58,20 @@ public final class CpuMeter {
         return new CpuMeter(new LinkedHashMap<>(servers), procStat);
     }
 
-    /** What was spent since {@link #start}: the servers', the machine's and the wall-clock seconds. */
+    /**
+     * What was spent since {@link #start}: the servers', the machine's and the wall-clock seconds,
+     * and the servers' threads' time on a core and waiting for one ({@link ThreadWaits}).
+     */
     public CpuUse stop() {
         double wall = (System.nanoTime() - startNanos) / 1e9;
+        Map<String, List<ThreadGroupUse>> byThreads = threads.stop();
         Map<String, Double> byServer = new LinkedHashMap<>();
         servers.forEach((name, p) -> byServer.put(name, (cpuNanos(p) - serverStartNanos.get(name)) / 1e9));
         double server = byServer.values().stream().mapToDouble(Double::doubleValue).sum();
         MachineTicks machineEnd = MachineTicks.read(procStat);
         double machine = machineStart == null || machineEnd == null ? Double.NaN
                 : machineStart.busySecondsUntil(machineEnd, Runtime.getRuntime().availableProcessors(), wall);
-        return new CpuUse(server, machine, wall, byServer);
+        return new CpuUse(server, machine, wall, byServer, byThreads);
     }
 
     /** A process's CPU time and its descendants' (those alive now). */

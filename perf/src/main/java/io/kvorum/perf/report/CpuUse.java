@@ -1,5 +1,6 @@
 package io.kvorum.perf.report;
 
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.StringJoiner;
@@ -12,8 +13,11 @@ import java.util.StringJoiner;
  * @param windowSeconds  how long the measurement lasted (wall clock, load tool start to exit)
  * @param byServer       each server's CPU seconds by name ("n1", "nginx"), in the order measured;
  *                       null in results written before it was recorded
+ * @param threadsByServer each server's groups of threads, most CPU first ({@link ThreadWaits}); empty
+ *                        where the kernel keeps no scheduler statistics, null in older results
  */
-public record CpuUse(double serverSeconds, double machineSeconds, double windowSeconds, Map<String, Double> byServer) {
+public record CpuUse(double serverSeconds, double machineSeconds, double windowSeconds, Map<String, Double> byServer,
+                     Map<String, List<ThreadGroupUse>> threadsByServer) {
 
     /** The servers' CPU time per request answered, in microseconds; NaN without requests. */
     public double serverMicrosPerRequest(long requests) {
@@ -44,5 +48,21 @@ public record CpuUse(double serverSeconds, double machineSeconds, double windowS
         }
         return String.format(Locale.ROOT, "%s used %.2f cores%s, **%.1f µs of CPU per request**; %s", servers, serverCores(),
                 each, serverMicrosPerRequest(requests), machine);
+    }
+
+    /**
+     * The report's section on waiting for a core: a table per server, or empty when no thread was
+     * read (another kernel, an older result).
+     */
+    public String threadsMarkdown(long requests) {
+        if (threadsByServer == null || threadsByServer.isEmpty()) {
+            return "";
+        }
+        StringBuilder md = new StringBuilder("## Waiting for a core\n\n")
+                .append("Each server's threads during the measured run, by group: their time on a core, and their time ")
+                .append("ready to run but waiting for one (the kernel's schedstat). The load tool shares these cores; a ")
+                .append("request's latency beyond its CPU time is mostly such waits, of the threads it passes through.\n\n");
+        threadsByServer.forEach((server, groups) -> md.append(ThreadWaits.markdown(server, groups, requests, 8)));
+        return md.toString();
     }
 }

@@ -57,6 +57,9 @@ public record RunReport(String title, String date, GitInfo git, String perfComma
         values.add(Markdown.ms(result.maxMs()));
         md.append(Markdown.table(header, List.of(values))).append('\n');
         md.append("![latency by percentile](latency.svg)\n\n");
+        if (result.cpu() != null) {
+            md.append(result.cpu().threadsMarkdown(result.requests()));
+        }
 
         md.append("## Profile of n1\n\n");
         md.append(profiler).append("\n\n");

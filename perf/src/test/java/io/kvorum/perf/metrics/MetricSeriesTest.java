@@ -51,6 +51,23 @@ class MetricSeriesTest {
     }
 
     @Test
+    void quantilesOverTheWindowUseTheIncreaseFromTheFirstScrapeToTheLastByOp() {
+        Scrape first = scrape(T0, histogram("get", 1000, 1000, 1000, 1000) + histogram("put", 7, 7, 7, 7));
+        Scrape middle = scrape(T0 + 1000, histogram("get", 1005, 1030, 1045, 1050) + histogram("put", 7, 7, 7, 7));
+        // Over the window: gets 10 / 60 / 90 / 100 cumulative, puts nothing (left out).
+        Scrape last = scrape(T0 + 2000, histogram("get", 1010, 1060, 1090, 1100) + histogram("put", 7, 7, 7, 7));
+
+        Map<String, MetricSeries.WindowQuantiles> byOp = MetricSeries.overWindow(List.of(first, middle, last), "d", "op", 0.5, 0.85, 0.95);
+
+        assertThat(byOp).containsOnlyKeys("get");
+        assertThat(byOp.get("get").count()).isEqualTo(100);
+        assertThat(byOp.get("get").values()[0]).isCloseTo(0.001 + 0.009 * 40 / 50, within(1e-12));
+        assertThat(byOp.get("get").values()[1]).isCloseTo(0.085, within(1e-12));
+        assertThat(byOp.get("get").values()[2]).isCloseTo(0.1, within(1e-12)); // in +Inf: the highest finite bound
+        assertThat(MetricSeries.overWindow(List.of(last), "d", "op", 0.5)).isEmpty();
+    }
+
+    @Test
     void aCounterThatWentDownWasResetAndCountsFromZero() {
         assertThat(MetricSeries.increase(100, 150)).isEqualTo(50);
         assertThat(MetricSeries.increase(150, 20)).as("restart between the scrapes").isEqualTo(20);

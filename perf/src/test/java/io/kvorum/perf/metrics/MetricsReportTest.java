@@ -104,6 +104,16 @@ class MetricsReportTest {
     }
 
     @Test
+    void theSectionTabulatesTheTimeInsideEachNodeOverTheWholeRun() {
+        String md = new MetricsReport(twoNodes(), START, 5).markdown();
+
+        // n1 answered 5000 gets in the run, 90% within 1 ms, all within 10 ms; n2 none (no row).
+        assertThat(md).contains("**Time inside the node**")
+                .contains("| n1 | get | 5,000 | 0.556 ms | 1.000 ms | 9.100 ms | 9.910 ms |")
+                .doesNotContain("| n2 |");
+    }
+
+    @Test
     void nodesWithoutMetricsGetOneSentenceAndNoPlots() {
         Map<String, List<Scrape>> none = new LinkedHashMap<>();
         none.put("n1", List.of());
