@@ -223,12 +223,23 @@ class BatchingWriterTest {
 
     @Test
     void aSlowInlineCommitLeavesTheNextItemsToTheWriterThread() {
-        startWithFirstCommit(() -> LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5))); // a stalled database
+        startWithFirstCommit(() -> stall(TimeUnit.MILLISECONDS.toNanos(5))); // a stalled database
         assertThat(writer.offerOrCommit(0)).isEqualTo(Offer.COMMITTED);
         assertThat(writer.offerOrCommit(1)).as("right after a slow inline commit").isEqualTo(Offer.QUEUED);
 
         await().atMost(Duration.ofSeconds(10)).until(() -> committed.size() == 2);
         assertThat(committingThreads).containsExactly(Thread.currentThread().getName(), "test-writer");
+    }
+
+    /**
+     * Holds this thread for at least {@code nanos}. One {@code parkNanos} is not enough: it returns
+     * at once when the thread holds a permit an earlier {@code unpark} left it (another test's).
+     */
+    private static void stall(long nanos) {
+        long end = System.nanoTime() + nanos;
+        for (long left = nanos; left > 0; left = end - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
     }
 
     /**
