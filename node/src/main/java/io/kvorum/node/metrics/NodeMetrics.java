@@ -182,6 +182,7 @@ public final class NodeMetrics implements AutoCloseable {
     private final Counter storageRejected;
     private final Counter storageLowDiskRejected;
     private final Map<StorageQueue, Counter> storageExpired = new EnumMap<>(StorageQueue.class);
+    private final Map<StorageQueue, Counter> storageInline = new EnumMap<>(StorageQueue.class);
 
     /**
      * Registers every family, with a series for each of {@code members} where a family is labelled
@@ -232,6 +233,10 @@ public final class NodeMetrics implements AutoCloseable {
         for (StorageQueue queue : StorageQueue.values()) {
             storageExpired.put(queue, Counter.builder("kvorum.storage.expired")
                     .description("Storage reads and writes dropped without effect: they waited in their queue longer than --request-timeout")
+                    .tag("queue", queue.name().toLowerCase(Locale.ROOT))
+                    .register(registry));
+            storageInline.put(queue, Counter.builder("kvorum.storage.inline")
+                    .description("Storage reads and writes run on the thread that asked for them, as their storage threads had nothing to do")
                     .tag("queue", queue.name().toLowerCase(Locale.ROOT))
                     .register(registry));
         }
@@ -478,6 +483,11 @@ public final class NodeMetrics implements AutoCloseable {
 
     public Counter storageExpired(StorageQueue queue) {
         return storageExpired.get(queue);
+    }
+
+    /** Reads or writes run on the thread that asked for them instead of a storage thread. */
+    public Counter storageInline(StorageQueue queue) {
+        return storageInline.get(queue);
     }
 
     public Counter storageLowDiskRejected() {

@@ -38,13 +38,6 @@ public final class BatchingWriter<T> {
     private static final Logger log = LoggerFactory.getLogger(BatchingWriter.class);
     /** How long the writer waits for an item before it ticks, or notices it is stopping. */
     private static final long POLL_MILLIS = 100;
-    /**
-     * An inline commit slower than this (one takes tens of microseconds; LevelDB, slowing its
-     * writers down, sleeps a millisecond in each) ...
-     */
-    private static final long SLOW_INLINE_COMMIT_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
-    /** ... leaves every commit to the writer thread for this long. */
-    private static final long INLINE_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** The writer thread's side: what to do with the items. */
     public interface Handler<T> {
@@ -87,8 +80,8 @@ public final class BatchingWriter<T> {
     private final ReentrantLock committing = new ReentrantLock();
     /** Items offered and not yet committed or abandoned: queued, or in the writer's hands. */
     private final AtomicInteger uncommitted = new AtomicInteger();
-    /** {@link System#nanoTime} until which {@link #offerOrCommit} only offers; 0: never paused. */
-    private volatile long inlinePausedUntil;
+    /** When {@link #offerOrCommit} only offers: for a while after a slow inline commit. */
+    private final InlinePause inline = new InlinePause();
     private volatile boolean stopping;
     private volatile boolean writerDone;
 
@@ -134,10 +127,10 @@ public final class BatchingWriter<T> {
      * <p>For callers whose commit is short (no fsync): an idle writer then costs no hand-off to
      * its thread and back, while under load items still queue and share a batch. A commit here
      * that takes over 0.5 ms (the database stalled) sends every item to the writer thread for the
-     * next second, so that a stall holds the writer, not the callers' threads.
+     * next second ({@link InlinePause}), so that a stall holds the writer, not the callers' threads.
      */
     public Offer offerOrCommit(T item) {
-        if (!stopping && uncommitted.get() == 0 && !inlinePaused() && committing.tryLock()) {
+        if (!stopping && uncommitted.get() == 0 && !inline.paused(System.nanoTime()) && committing.tryLock()) {
             try {
                 // Checked again under the lock: an item polled by the writer but not yet
                 // committed still counts, so this one cannot overtake it.
@@ -145,8 +138,7 @@ public final class BatchingWriter<T> {
                     long start = System.nanoTime();
                     commit(List.of(item));
                     long took = System.nanoTime() - start;
-                    if (took > SLOW_INLINE_COMMIT_NANOS) {
-                        inlinePausedUntil = start + took + INLINE_PAUSE_NANOS;
+                    if (inline.ran(start, took)) {
                         log.debug("an inline commit took {} ms; the writer thread commits alone for a while",
                                 TimeUnit.NANOSECONDS.toMillis(took));
                     }
@@ -157,11 +149,6 @@ public final class BatchingWriter<T> {
             }
         }
         return offer(item);
-    }
-
-    private boolean inlinePaused() {
-        long until = inlinePausedUntil;
-        return until != 0 && System.nanoTime() - until < 0;
     }
 
     /** The item that has waited longest for the writer, or null when none waits. */

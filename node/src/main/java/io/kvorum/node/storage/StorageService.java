@@ -13,6 +13,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,7 +26,10 @@ import org.slf4j.LoggerFactory;
  * group commit: with {@code --fsync}, one fsync covers every write in the batch. Without
  * {@code --fsync}, a write that finds nothing queued or committing commits at once on the caller's
  * thread (an event loop), which spares it two thread hand-offs; under load writes queue as before.
- * Reads and range cursors run on a small pool ({@code storage-reader-N}).
+ * Reads and range cursors run on a small pool ({@code storage-reader-N}); likewise, a read that
+ * finds that pool with nothing to do is read on the caller's thread. A write or read there that
+ * takes over 0.5 ms sends the others of its kind to the storage threads for a second
+ * ({@link InlinePause}): a stalled database or a read from the disk must not hold an event loop.
  *
  * <p>Writes keep {@code --min-free-disk} free ({@link DiskSpace}): a client or replica write that
  * would go below it fails at once with {@link StorageOverloadedException}, counted in
@@ -70,11 +74,20 @@ public final class StorageService implements AutoCloseable {
     private final LongSupplier nanoTime;
     private final Counter expiredReads;
     private final Counter expiredWrites;
+    private final Counter inlineReadCount;
+    private final Counter inlineWriteCount;
     /**
      * The first write of the drained batch the writer is committing, or null: it has waited
      * longer than anything still queued. Written by the committing thread, read by writers.
      */
     private volatile PendingMutation oldestInHand;
+    /**
+     * Work given to the readers and not finished (reads and range cursors, queued or running),
+     * plus the one read in progress on a caller's thread, if any.
+     */
+    private final AtomicInteger readerWork = new AtomicInteger();
+    private final InlinePause inlineReads = new InlinePause();
+    private final Executor readExecutor = this::executeOnReaders;
 
     /** Storage whose meters are its own ({@link NodeMetrics#unregistered}). */
     public StorageService(LevelDbStore store, int readerThreads, int queueCapacity) {
@@ -104,6 +117,8 @@ public final class StorageService implements AutoCloseable {
         this.nanoTime = nanoTime;
         this.expiredReads = metrics.storageExpired(NodeMetrics.StorageQueue.READ);
         this.expiredWrites = metrics.storageExpired(NodeMetrics.StorageQueue.WRITE);
+        this.inlineReadCount = metrics.storageInline(NodeMetrics.StorageQueue.READ);
+        this.inlineWriteCount = metrics.storageInline(NodeMetrics.StorageQueue.WRITE);
         this.rejected = metrics.storageRejected();
         this.disk = disk;
         this.lowDiskRejected = metrics.storageLowDiskRejected();
@@ -136,7 +151,11 @@ public final class StorageService implements AutoCloseable {
      * read itself waited longer than the budget.
      */
     public CompletableFuture<Record> read(byte[] key) {
-        QueuedRead read = new QueuedRead(key, nanoTime.getAsLong());
+        long now = nanoTime.getAsLong();
+        if (!inlineReads.paused(now) && !readers.isShutdown() && readerWork.compareAndSet(0, 1)) {
+            return readInline(key, now);
+        }
+        QueuedRead read = new QueuedRead(key, now);
         String refusal = readRefusal(read.queuedAt);
         if (refusal != null) {
             rejected.increment();
@@ -144,12 +163,55 @@ public final class StorageService implements AutoCloseable {
             return read.result;
         }
         try {
-            readers.execute(read);
+            executeOnReaders(read);
         } catch (RejectedExecutionException e) {
             rejected.increment();
             read.result.completeExceptionally(new StorageOverloadedException("storage read queue is full"));
         }
         return read.result;
+    }
+
+    /** A read on the caller's thread, which holds {@link #readerWork}'s one unit until it ends. */
+    private CompletableFuture<Record> readInline(byte[] key, long start) {
+        try {
+            Record record = store.get(key);
+            inlineReads.ran(start, nanoTime.getAsLong() - start);
+            inlineReadCount.increment();
+            return CompletableFuture.completedFuture(record);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(failures.failed(StorageFailures.Op.READ, 1, e));
+        } finally {
+            readerWork.decrementAndGet();
+        }
+    }
+
+    /** Runs {@code task} on a reader, counted in {@link #readerWork} until it ends; throws when the queue is full. */
+    private void executeOnReaders(Runnable task) {
+        readerWork.incrementAndGet();
+        try {
+            readers.execute(new ReaderTask(task));
+        } catch (RejectedExecutionException e) {
+            readerWork.decrementAndGet();
+            throw e;
+        }
+    }
+
+    /** A task given to the readers, counted in {@link #readerWork} until it ends. */
+    private final class ReaderTask implements Runnable {
+        final Runnable task;
+
+        ReaderTask(Runnable task) {
+            this.task = task;
+        }
+
+        @Override
+        public void run() {
+            try {
+                task.run();
+            } finally {
+                readerWork.decrementAndGet();
+            }
+        }
     }
 
     /**
@@ -159,7 +221,8 @@ public final class StorageService implements AutoCloseable {
      * every arrival would make all of them late.
      */
     private String readRefusal(long now) {
-        return readers.getQueue().peek() instanceof QueuedRead oldest ? ageRefusal("reads", now - oldest.queuedAt) : null;
+        return readers.getQueue().peek() instanceof ReaderTask queued && queued.task instanceof QueuedRead oldest
+                ? ageRefusal("reads", now - oldest.queuedAt) : null;
     }
 
     /** Why work is refused when the oldest of its queue has waited {@code waited}, or null. */
@@ -235,7 +298,8 @@ public final class StorageService implements AutoCloseable {
 
     private CompletableFuture<Boolean> submit(PendingMutation pending) {
         switch (commitInline ? writer.offerOrCommit(pending) : writer.offer(pending)) {
-            case QUEUED, COMMITTED -> { }
+            case QUEUED -> { }
+            case COMMITTED -> inlineWriteCount.increment();
             case FULL -> {
                 rejected.increment();
                 pending.done.completeExceptionally(new StorageOverloadedException("storage write queue is full"));
@@ -245,9 +309,12 @@ public final class StorageService implements AutoCloseable {
         return pending.done;
     }
 
-    /** The executor range cursors run on; bounded, so {@code execute} may throw {@link RejectedExecutionException}. */
+    /**
+     * The executor range cursors run on: the readers, bounded, so {@code execute} may throw
+     * {@link RejectedExecutionException}.
+     */
     public Executor readExecutor() {
-        return readers;
+        return readExecutor;
     }
 
     public LevelDbStore store() {

@@ -2,6 +2,7 @@ package io.kvorum.node.storage;
 
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.model.Record;
+import io.micrometer.core.instrument.Counter;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -203,6 +204,65 @@ class StorageServiceTest {
 
         assertThat(write).as("committed before write returned, so without a hand-off").isCompletedWithValue(true);
         assertThat(storage.read(key("k")).join().value()).isEqualTo(key("v"));
+    }
+
+    @Test
+    void readsAndWritesThatFindTheirStorageThreadsIdleRunOnTheCallersThreadAndAreCounted() throws Exception {
+        NodeMetrics metrics = NodeMetrics.unregistered();
+        storage = new StorageService(LevelDbStore.open(dir, false, 1 << 20), 1, 16, metrics);
+
+        assertThat(storage.write(key("k"), value(1, "v"))).isCompletedWithValue(true);
+        CompletableFuture<Record> read = storage.read(key("k"));
+
+        assertThat(read).as("read before read returned, so without a hand-off").isDone();
+        assertThat(read.join().value()).isEqualTo(key("v"));
+        assertThat(metrics.storageInline(NodeMetrics.StorageQueue.READ).count()).isEqualTo(1.0);
+        assertThat(metrics.storageInline(NodeMetrics.StorageQueue.WRITE).count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void whileAReaderHasWorkReadsQueueForTheReaders() throws Exception {
+        NodeMetrics metrics = NodeMetrics.unregistered();
+        storage = new StorageService(LevelDbStore.open(dir, false, 1 << 20), 1, 16, metrics);
+        storage.write(key("k"), value(1, "v")).join();
+        blockTheReader(); // as a range cursor's batch would
+
+        CompletableFuture<Record> queued = storage.read(key("k"));
+        assertThat(queued).isNotDone();
+
+        release.countDown();
+        assertThat(queued.get(10, TimeUnit.SECONDS).value()).isEqualTo(key("v"));
+        assertThat(metrics.storageInline(NodeMetrics.StorageQueue.READ).count()).isZero();
+    }
+
+    @Test
+    void aSlowReadOnTheCallersThreadSendsTheNextSecondsReadsToTheReaders() throws Exception {
+        AtomicLong step = new AtomicLong();
+        NodeMetrics metrics = NodeMetrics.unregistered();
+        storage = new StorageService(LevelDbStore.open(dir, false, 1 << 20), 1, 16, DiskSpace.UNCHECKED, metrics,
+                Duration.ofSeconds(1), () -> nanos.addAndGet(step.get()));
+        storage.write(key("k"), value(1, "v")).join();
+        Counter inlineReads = metrics.storageInline(NodeMetrics.StorageQueue.READ);
+
+        // Each reading of the clock moves it 600 µs on: the read takes 600 µs, over the 0.5 ms allowed.
+        step.set(TimeUnit.MICROSECONDS.toNanos(600));
+        assertThat(storage.read(key("k")).join().value()).isEqualTo(key("v"));
+        assertThat(inlineReads.count()).isEqualTo(1.0);
+
+        step.set(0);
+        advanceMillis(999);
+        // state: 999 ms after the slow read ended, reads still go to the reader
+        assertThat(storage.read(key("k")).get(10, TimeUnit.SECONDS).value()).isEqualTo(key("v"));
+        assertThat(inlineReads.count()).isEqualTo(1.0);
+
+        advanceMillis(1);
+        // state: a second after it, reads run on the caller's thread again, once the reader has
+        // counted its read as finished (just after it completed that read's future)
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (inlineReads.count() < 2.0 && System.nanoTime() < deadline) {
+            assertThat(storage.read(key("k")).get(10, TimeUnit.SECONDS).value()).isEqualTo(key("v"));
+        }
+        assertThat(inlineReads.count()).isEqualTo(2.0);
     }
 
     @Test
