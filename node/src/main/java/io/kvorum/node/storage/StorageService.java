@@ -148,7 +148,8 @@ public final class StorageService implements AutoCloseable {
      * The stored record of a key (tombstones and expired records included), or null. Fails at once
      * with {@link StorageOverloadedException} when the read queue is full or its oldest read has
      * waited over half of the budget, and with {@link StorageExpiredException}, unread, when the
-     * read itself waited longer than the budget.
+     * read itself waited longer than the budget. A read that finds the readers with nothing to do
+     * is read on this thread, and its future is complete when this returns.
      */
     public CompletableFuture<Record> read(byte[] key) {
         long now = nanoTime.getAsLong();
