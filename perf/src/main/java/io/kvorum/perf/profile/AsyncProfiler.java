@@ -79,10 +79,16 @@ public final class AsyncProfiler {
         return profiler;
     }
 
-    /** "start,event=cpu,alloc,lock,jfr,file=..." for the chosen events (alloc and lock are options). */
+    /**
+     * "start,event=cpu,alloc,lock,jfr,file=..." for the chosen events (alloc and lock are options);
+     * without cpu no event at all, which async-profiler takes as no cpu sampling (it refuses
+     * {@code event=nop}, "Unsupported event type").
+     */
     static String startCommand(Set<Event> events, Path jfr) {
         List<String> parts = new ArrayList<>(List.of("start"));
-        parts.add("event=" + (events.contains(Event.CPU) ? "cpu" : "nop"));
+        if (events.contains(Event.CPU)) {
+            parts.add("event=cpu");
+        }
         if (events.contains(Event.ALLOC)) {
             parts.add("alloc");
         }
