@@ -14,13 +14,15 @@ import java.util.function.Function;
  * The "Node metrics over the measured run" section of a run's report, from the scrapes of every
  * node: five plots on one time axis (request rate by op, p99 latency from the histogram, storage
  * queue depths, GC pause time per second, anti-entropy rounds), a line per node and label, so a
- * tail spike can be matched with what each node was doing. Without any node's metrics, the
- * section is one sentence saying why.
+ * tail spike can be matched with what each node was doing, and a table of each node's own latency
+ * over the whole run. Without any node's metrics, the section is one sentence saying why.
  */
 public final class MetricsReport {
 
     /** The file the raw samples are written to, next to the report. */
     public static final String CSV = "metrics.csv";
+    /** The quantiles of the table of {@link #insideTheNodes}. */
+    private static final double[] INSIDE_QUANTILES = {0.5, 0.9, 0.99, 0.999};
 
     private final ScrapeLog log;
     private final long originMillis;
@@ -123,9 +125,6 @@ public final class MetricsReport {
         }
         return md.toString();
     }
-
-    /** The quantiles of the table of {@link #insideTheNodes}. */
-    private static final double[] INSIDE_QUANTILES = {0.5, 0.9, 0.99, 0.999};
 
     /**
      * A table of each node's time inside it over the whole measured run, by operation: what the
