@@ -60,13 +60,8 @@ public final class MetricSeries {
     public static List<Point> quantile(List<Scrape> scrapes, String name, double q, long originMillis) {
         List<Point> points = new ArrayList<>();
         for (int i = 1; i < scrapes.size(); i++) {
-            Map<Map<String, String>, PrometheusText.Sample> previous = scrapes.get(i - 1).series(name + "_bucket");
-            TreeMap<Double, Double> buckets = new TreeMap<>();
-            scrapes.get(i).series(name + "_bucket").forEach((labels, sample) -> {
-                PrometheusText.Sample old = previous.get(labels);
-                double le = upperBound(labels.get("le"));
-                buckets.merge(le, increase(old == null ? 0 : old.value(), sample.value()), Double::sum);
-            });
+            TreeMap<Double, Double> buckets = bucketIncrease(scrapes.get(i - 1), scrapes.get(i), name, null)
+                    .getOrDefault("", new TreeMap<>());
             double value = histogramQuantile(q, buckets);
             if (!Double.isNaN(value)) {
                 points.add(new Point((scrapes.get(i).epochMillis() - originMillis) / 1000.0, value));
@@ -89,14 +84,7 @@ public final class MetricSeries {
         if (scrapes.size() < 2) {
             return result;
         }
-        Map<Map<String, String>, PrometheusText.Sample> first = scrapes.get(0).series(name + "_bucket");
-        Map<String, TreeMap<Double, Double>> groups = new TreeMap<>();
-        scrapes.get(scrapes.size() - 1).series(name + "_bucket").forEach((labels, sample) -> {
-            PrometheusText.Sample old = first.get(labels);
-            groups.computeIfAbsent(String.valueOf(labels.get(byLabel)), g -> new TreeMap<>())
-                    .merge(upperBound(labels.get("le")), increase(old == null ? 0 : old.value(), sample.value()), Double::sum);
-        });
-        groups.forEach((group, buckets) -> {
+        bucketIncrease(scrapes.get(0), scrapes.get(scrapes.size() - 1), name, byLabel).forEach((group, buckets) -> {
             double count = buckets.isEmpty() || !buckets.lastKey().isInfinite() ? 0 : buckets.lastEntry().getValue();
             if (count > 0) {
                 double[] values = new double[qs.length];
@@ -107,6 +95,22 @@ public final class MetricSeries {
             }
         });
         return result;
+    }
+
+    /**
+     * How much each bucket of histogram {@code name} grew from {@code before} to {@code after}, as
+     * cumulative counts by upper bound, summed over every label but {@code le} and {@code byLabel}
+     * and grouped by the latter (null: one group, keyed "").
+     */
+    private static Map<String, TreeMap<Double, Double>> bucketIncrease(Scrape before, Scrape after, String name, String byLabel) {
+        Map<Map<String, String>, PrometheusText.Sample> old = before.series(name + "_bucket");
+        Map<String, TreeMap<Double, Double>> groups = new TreeMap<>();
+        after.series(name + "_bucket").forEach((labels, sample) -> {
+            PrometheusText.Sample was = old.get(labels);
+            groups.computeIfAbsent(byLabel == null ? "" : String.valueOf(labels.get(byLabel)), g -> new TreeMap<>())
+                    .merge(upperBound(labels.get("le")), increase(was == null ? 0 : was.value(), sample.value()), Double::sum);
+        });
+        return groups;
     }
 
     /**
