@@ -134,20 +134,29 @@ final class MaintainedTrees {
      */
     void refresh() {
         long[] taken = new long[dirty.length()];
-        List<Integer> ranges = new ArrayList<>();
+        // Runs of neighbouring words with dirty leaves, as [first word, end word) pairs: one seek
+        // of the index each. Under steady writes nearly every word is dirty; a seek per word
+        // (16,384 at the default shape) took a quarter of a refresh's CPU at 30,000 writes/s.
+        List<Integer> runs = new ArrayList<>();
         for (int w = 0; w < taken.length; w++) {
             taken[w] = dirty.getAndSet(w, 0);
+            boolean inRun = runs.size() % 2 == 1;
             if (taken[w] != 0) {
                 forget(w, taken[w]);
-                ranges.add(w); // 64 neighbouring leaves
+                if (!inRun) {
+                    runs.add(w);
+                }
+            } else if (inRun) {
+                runs.add(w);
             }
         }
-        if (!ranges.isEmpty()) {
-            int[] bounds = new int[ranges.size() * 2];
-            for (int i = 0; i < ranges.size(); i++) {
-                int firstLeaf = ranges.get(i) * 64;
-                bounds[2 * i] = firstLeaf << shift;
-                bounds[2 * i + 1] = Math.min(firstLeaf + 64, leafCount()) << shift;
+        if (runs.size() % 2 == 1) {
+            runs.add(taken.length);
+        }
+        if (!runs.isEmpty()) {
+            int[] bounds = new int[runs.size()];
+            for (int i = 0; i < bounds.length; i++) {
+                bounds[i] = Math.min(runs.get(i) * 64, leafCount()) << shift;
             }
             int[] scanned = {0};
             store.forEachIndexed(bounds, null, e -> {
