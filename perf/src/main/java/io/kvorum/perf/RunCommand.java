@@ -140,6 +140,10 @@ final class RunCommand implements Callable<Integer> {
         Files.writeString(runDir.resolve("report.md"), report.markdown(), StandardCharsets.UTF_8);
         System.out.printf("%s: %,.0f req/s achieved (requested %s), p50 %s, p99 %s, errors %d%n", label, result.achievedRate(),
                 saturation ? "saturation" : String.format("%,d", rate), fmt(result, "p50"), fmt(result, "p99"), result.errors());
+        if (result.cpu() != null && result.cpu().isStillCompiling()) {
+            System.out.printf("not the steady state: the JIT compilers took %.0f%% of the nodes' CPU (report.md, "
+                    + "\"Waiting for a core\"); a longer --warmup measures it%n", 100 * result.cpu().compilerShare());
+        }
         System.out.println("report: " + runDir.resolve("report.md"));
         return 0;
     }

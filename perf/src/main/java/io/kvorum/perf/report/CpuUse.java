@@ -19,6 +19,14 @@ import java.util.StringJoiner;
 public record CpuUse(double serverSeconds, double machineSeconds, double windowSeconds, Map<String, Double> byServer,
                      Map<String, List<ThreadGroupUse>> threadsByServer) {
 
+    /**
+     * Over this share of the servers' CPU in the JIT compilers, a report says the run was not the
+     * steady state. On the 2-core machine of perf/README.md (2026-11-27), runs after the default
+     * warm-up took 0.6-4.1% (1 node at saturation under 1%), and 3-node runs whose window held the
+     * first anti-entropy rounds 8.6-14.7%.
+     */
+    static final double COMPILING_NOTED = 0.07;
+
     /** The servers' CPU time per request answered, in microseconds; NaN without requests. */
     public double serverMicrosPerRequest(long requests) {
         return requests <= 0 ? Double.NaN : serverSeconds * 1e6 / requests;
@@ -62,7 +70,46 @@ public record CpuUse(double serverSeconds, double machineSeconds, double windowS
                 .append("Each server's threads during the measured run, by group: their time on a core, and their time ")
                 .append("ready to run but waiting for one (the kernel's schedstat). The load tool shares these cores; a ")
                 .append("request's latency beyond its CPU time is mostly such waits, of the threads it passes through.\n\n");
+        if (isStillCompiling()) {
+            StringJoiner each = new StringJoiner(", ");
+            threadsByServer.forEach((server, groups) -> {
+                double seconds = compilerSeconds(groups);
+                if (seconds > 0) {
+                    each.add(String.format(Locale.ROOT, "%s %.2f s", server, seconds));
+                }
+            });
+            md.append(String.format(Locale.ROOT, "**Not the steady state:** the JIT compilers took %.1f%% of the servers' CPU "
+                    + "during the measured run (%s): the servers were still compiling code that ran for the first time "
+                    + "(a first anti-entropy round, say). A longer `--warmup` measures the steady state.%n%n",
+                    100 * compilerShare(), each));
+        }
         threadsByServer.forEach((server, groups) -> md.append(ThreadWaits.markdown(server, groups, requests, 8)));
         return md.toString();
+    }
+
+    /** Whether the JIT compilers took so much of the run ({@link #COMPILING_NOTED}) that it was not the steady state. */
+    public boolean isStillCompiling() {
+        return compilerShare() > COMPILING_NOTED;
+    }
+
+    /**
+     * The share of the servers' threads' time on a core that the JVMs' JIT compiler threads took
+     * (the kernel names them "C1 CompilerThre" and "C2 CompilerThre"); 0 when no thread was read.
+     */
+    public double compilerShare() {
+        if (threadsByServer == null) {
+            return 0;
+        }
+        double compiling = 0;
+        double all = 0;
+        for (List<ThreadGroupUse> groups : threadsByServer.values()) {
+            compiling += compilerSeconds(groups);
+            all += groups.stream().mapToDouble(ThreadGroupUse::cpuSeconds).sum();
+        }
+        return all > 0 ? compiling / all : 0;
+    }
+
+    private static double compilerSeconds(List<ThreadGroupUse> groups) {
+        return groups.stream().filter(g -> g.name().contains("CompilerThre")).mapToDouble(ThreadGroupUse::cpuSeconds).sum();
     }
 }

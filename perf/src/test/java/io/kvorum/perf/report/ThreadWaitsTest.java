@@ -92,6 +92,28 @@ class ThreadWaitsTest {
     }
 
     @Test
+    void aRunWhoseCompilersTookOverSevenPercentIsSaidNotToBeTheSteadyState() {
+        Map<String, List<ThreadGroupUse>> compiling = new java.util.LinkedHashMap<>();
+        compiling.put("n1", List.of(new ThreadGroupUse("net-io", 2, 8.0, 8.0, 1000),
+                new ThreadGroupUse("C2 CompilerThre", 1, 0.9, 0.5, 100), new ThreadGroupUse("C1 CompilerThre", 1, 0.1, 0, 10)));
+        compiling.put("n2", List.of(new ThreadGroupUse("storage-writer", 1, 4.5, 1.0, 500),
+                new ThreadGroupUse("C2 CompilerThre", 1, 0.5, 0.5, 100)));
+        CpuUse warmingUp = new CpuUse(14.0, 20.0, 15.0, Map.of(), compiling);
+
+        assertThat(warmingUp.compilerShare()).isCloseTo(1.5 / 14.0, within(1e-9));
+        assertThat(warmingUp.threadsMarkdown(1000))
+                .contains("**Not the steady state:** the JIT compilers took 10.7% of the servers' CPU during the measured run "
+                        + "(n1 1.00 s, n2 0.50 s)");
+
+        Map<String, List<ThreadGroupUse>> warm = Map.of("n1", List.of(new ThreadGroupUse("net-io", 2, 9.4, 8.0, 1000),
+                new ThreadGroupUse("C2 CompilerThre", 1, 0.6, 0.5, 100)));
+        CpuUse steady = new CpuUse(10.0, 20.0, 15.0, Map.of(), warm);
+        assertThat(steady.compilerShare()).isCloseTo(0.06, within(1e-9));
+        assertThat(steady.threadsMarkdown(1000)).startsWith("## Waiting for a core").doesNotContain("Not the steady state");
+        assertThat(new CpuUse(1.0, 2.0, 1.0, Map.of(), null).compilerShare()).isZero();
+    }
+
+    @Test
     void readsThisProcesssOwnThreadsFromTheKernel() {
         CpuMeter meter = CpuMeter.start(Map.of("self", ProcessHandle.current()));
         long spun = CpuMeterTest.spin(200_000_000L);
