@@ -23,7 +23,7 @@ public record CpuUse(double serverSeconds, double machineSeconds, double windowS
      * Over this share of the servers' CPU in the JIT compilers, a report says the run was not the
      * steady state. On the 2-core machine of perf/README.md (2026-11-27), runs after the default
      * warm-up took 0.6-4.1% (1 node at saturation under 1%), and 3-node runs whose window held the
-     * first anti-entropy rounds 8.6-14.7%.
+     * first anti-entropy rounds 8.6-15.4%.
      */
     static final double COMPILING_NOTED = 0.07;
 
