@@ -138,19 +138,22 @@ final class MaintainedTrees {
         // of the index each. Under steady writes nearly every word is dirty; a seek per word
         // (16,384 at the default shape) took a quarter of a refresh's CPU at 30,000 writes/s.
         List<Integer> runs = new ArrayList<>();
+        int runStart = -1;
         for (int w = 0; w < taken.length; w++) {
             taken[w] = dirty.getAndSet(w, 0);
-            boolean inRun = runs.size() % 2 == 1;
             if (taken[w] != 0) {
                 forget(w, taken[w]);
-                if (!inRun) {
-                    runs.add(w);
+                if (runStart < 0) {
+                    runStart = w;
                 }
-            } else if (inRun) {
+            } else if (runStart >= 0) {
+                runs.add(runStart);
                 runs.add(w);
+                runStart = -1;
             }
         }
-        if (runs.size() % 2 == 1) {
+        if (runStart >= 0) {
+            runs.add(runStart);
             runs.add(taken.length);
         }
         if (!runs.isEmpty()) {
