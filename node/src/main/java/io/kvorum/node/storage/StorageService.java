@@ -77,8 +77,8 @@ public final class StorageService implements AutoCloseable {
     private final Counter inlineReadCount;
     private final Counter inlineWriteCount;
     /**
-     * The first write of the drained batch the writer is committing, or null: it has waited
-     * longer than anything still queued. Written by the committing thread, read by writers.
+     * The first write of the drained batch the writer has not yet committed, or null: it has
+     * waited longer than anything still queued. Written by the committing thread, read by writers.
      */
     private volatile PendingMutation oldestInHand;
     /**
@@ -345,15 +345,22 @@ public final class StorageService implements AutoCloseable {
                     bytes += drained.get(to).bytes();
                 }
                 oldestInHand = drained.get(from);
-                commitPart(withoutExpired(drained.subList(from, to)));
+                commitPart(withoutExpired(drained.subList(from, to)), to < drained.size() ? drained.get(to) : null);
             }
         } finally {
             oldestInHand = null;
         }
     }
 
-    private void commitPart(List<PendingMutation> batch) {
+    /**
+     * Applies {@code batch}, then answers its callers. {@code nextInHand}, the first write of the
+     * drained batch's next part (null: none), becomes the oldest in hand before anyone is answered:
+     * a caller woken by its answer, or running in its callback on this thread, must not have its
+     * next write refused for the age of a write already committed.
+     */
+    private void commitPart(List<PendingMutation> batch, PendingMutation nextInHand) {
         if (batch.isEmpty()) {
+            oldestInHand = nextInHand;
             return;
         }
         boolean[] applied;
@@ -364,9 +371,11 @@ public final class StorageService implements AutoCloseable {
             if (!(reported instanceof StorageFailures.Reported)) {
                 log.error("storage write of {} mutations failed", batch.size(), e);
             }
+            oldestInHand = nextInHand;
             batch.forEach(p -> p.done.completeExceptionally(reported));
             return;
         }
+        oldestInHand = nextInHand;
         for (int i = 0; i < batch.size(); i++) {
             batch.get(i).done.complete(applied[i]);
         }

@@ -428,6 +428,21 @@ class StorageServiceTest {
     }
 
     @Test
+    void aWriteIssuedAsTheOldestIsAnsweredIsNotRefusedForTheAgeOfTheAnsweredOne() throws Exception {
+        openTimed(true);
+        blockTheWriter();
+        CompletableFuture<Boolean> oldest = storage.write(key("a"), value(2, "a"));
+        // Runs on the writer thread, inside the answer to the oldest write: the moment a caller
+        // woken by that answer could write next, at the latest.
+        CompletableFuture<Boolean> next = oldest.thenCompose(stored -> storage.write(key("b"), value(3, "b")));
+        advanceMillis(501);
+
+        release.countDown();
+        assertThat(oldest.get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(next.get(10, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
     void aDrainedBatchOfLargeValuesCommitsInPartsAndWhatExpiresMeanwhileIsDropped() throws Exception {
         // The writer's clock moves 600 ms each time it looks, once the writes below are queued.
         AtomicBoolean writerClockMoves = new AtomicBoolean();
