@@ -4,6 +4,7 @@ import io.kvorum.perf.report.FrameDiff;
 import io.kvorum.perf.report.LatencyPlot;
 import io.kvorum.perf.report.Markdown;
 import io.kvorum.perf.report.RunResult;
+import io.kvorum.perf.report.ThreadGroupComparison;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,11 +23,12 @@ import picocli.CommandLine.Parameters;
 /**
  * {@code ./kvorum perf compare RUN [RUN...]}: reads each run folder's result.json (and cpu.collapsed.gz,
  * or a plain cpu.collapsed of older runs)
- * and writes compare.md with a side-by-side table, one latency plot with every run, and the frames
- * whose self-time share changed the most from the first run.
+ * and writes compare.md with a side-by-side table, one latency plot with every run, each server's
+ * thread groups' CPU per request side by side, and the frames whose self-time share changed the
+ * most from the first run.
  */
 @Command(name = "compare", mixinStandardHelpOptions = true,
-        description = "Side by side: table, one latency plot, and the cpu frames that changed most (vs the first run).")
+        description = "Side by side: table, one latency plot, each thread group's CPU per request, and the cpu frames that changed most (vs the first run).")
 final class CompareCommand implements Callable<Integer> {
 
     @Parameters(arity = "1..*", paramLabel = "RUN", description = "Run folders (each with result.json); the first is the baseline.")
@@ -34,6 +36,9 @@ final class CompareCommand implements Callable<Integer> {
 
     @Option(names = "--out", description = "Output folder (default perf/runs/compare-<yyyyMMdd-HHmmss>).")
     Path out;
+
+    /** The busiest thread groups of each server that the thread table shows, per run. */
+    static final int THREAD_GROUPS_PER_SERVER = 6;
 
     @Option(names = "--top", description = "Frames to list (default ${DEFAULT-VALUE}).", defaultValue = "20")
     int top;
@@ -123,6 +128,7 @@ final class CompareCommand implements Callable<Integer> {
                 + "at a fixed rate it shows what a change costs without the rate moving with it; on a shared machine it "
                 + "still moves by several percent between runs.\n\n");
         md.append("![latency by percentile](latency.svg)\n\n");
+        md.append(ThreadGroupComparison.markdown(names, results, THREAD_GROUPS_PER_SERVER));
 
         md.append("## Top frames that changed (self time, n1, vs ").append(names.get(0)).append(")\n\n");
         List<Map<String, Double>> shares = new ArrayList<>();

@@ -93,7 +93,8 @@ class CompareCommandTest {
         assertThat(CompareCommand.gcMaxPause(readOld)).isEqualTo("214 ms (whole run)");
         assertThat(CompareCommand.markdown(List.of(oldDir, newDir), List.of(readOld, readNew), 5))
                 .contains("| old | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 214 ms (whole run) | – |")
-                .contains("| new | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 4.50 ms | 20.0 µs |");
+                .contains("| new | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 4.50 ms | 20.0 µs |")
+                .contains("No thread measurement for old, new, so no thread comparison.");
     }
 
     @Test
