@@ -31,14 +31,14 @@ import picocli.CommandLine.Parameters;
         description = "Side by side: table, one latency plot, each thread group's CPU per request, and the cpu frames that changed most (vs the first run).")
 final class CompareCommand implements Callable<Integer> {
 
+    /** The busiest thread groups of each server that the thread table shows, per run. */
+    static final int THREAD_GROUPS_PER_SERVER = 6;
+
     @Parameters(arity = "1..*", paramLabel = "RUN", description = "Run folders (each with result.json); the first is the baseline.")
     List<Path> runs;
 
     @Option(names = "--out", description = "Output folder (default perf/runs/compare-<yyyyMMdd-HHmmss>).")
     Path out;
-
-    /** The busiest thread groups of each server that the thread table shows, per run. */
-    static final int THREAD_GROUPS_PER_SERVER = 6;
 
     @Option(names = "--top", description = "Frames to list (default ${DEFAULT-VALUE}).", defaultValue = "20")
     int top;

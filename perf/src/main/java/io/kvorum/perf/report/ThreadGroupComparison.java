@@ -35,6 +35,7 @@ public final class ThreadGroupComparison {
      *
      * @param names   what each run is called, the first being the baseline
      * @param results the runs, in the same order
+     * @param rowsPerServer how many of each run's busiest groups of a server have rows of their own
      */
     public static String markdown(List<String> names, List<RunResult> results, int rowsPerServer) {
         StringBuilder md = new StringBuilder("## Time on a core per request, by thread group (vs ")
