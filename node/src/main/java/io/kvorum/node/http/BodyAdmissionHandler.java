@@ -35,7 +35,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>On a connection the gateway refused ({@link ConnectionLimit}), every request is refused the
  * same way, with {@link TooManyConnectionsException}: answered 503 from its headers, body unread,
- * and the connection closed.
+ * and the connection closed. So is a request whose HTTP version is not 1.x or whose body's length
+ * cannot be known from its {@code Transfer-Encoding} ({@link UnreadableRequestException}): what
+ * follows its headers is never read as a request.
  *
  * <p>Inbound: a request's headers reserve its declared {@code Content-Length}; a chunked body,
  * whose length is not known, reserves {@code --max-value-bytes}; a body declared over that limit
@@ -127,6 +129,12 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
         if (msg instanceof HttpRequest request) {
             if (refusal != null) {
                 refuse(ctx, request, refusal);
+                return;
+            }
+            UnreadableRequestException unreadable = request.decoderResult().isFailure()
+                    ? null : UnreadableRequestException.of(request);
+            if (unreadable != null) {
+                refuse(ctx, request, unreadable);
                 return;
             }
             long body = bodyBytes(request);

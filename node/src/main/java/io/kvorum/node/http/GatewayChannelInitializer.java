@@ -13,12 +13,12 @@ import io.netty.handler.codec.http.FullHttpMessage;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpUtil;
@@ -44,10 +44,11 @@ import java.util.function.Function;
  *   <li>{@code arrivals}: tells {@code body-admission} that bytes came in, so that a request head
  *       that stalls half-sent is timed too;</li>
  *   <li>{@code codec}: Netty's HTTP/1.1 parser and encoder, with limits on the request line and
- *       headers;</li>
+ *       headers, refusing a request with both a length and chunks ({@link GatewayHttpCodec});</li>
  *   <li>{@code keep-alive}: HTTP/1.1 persistent connections;</li>
  *   <li>{@code body-admission}: refuses a body before it is read when it has no valid bearer token
- *       (401) or does not fit the {@link ByteBudget} of all connections (503), and closes a
+ *       (401), does not fit the {@link ByteBudget} of all connections (503), or has no knowable
+ *       length or HTTP version (400, 501, 505: {@link UnreadableRequestException}), and closes a
  *       connection whose request does not arrive whole in time ({@link BodyAdmissionHandler});</li>
  *   <li>{@code aggregator}: assembles the body up to {@code --max-value-bytes}, refusing a larger
  *       one from the Content-Length before buffering it (the connection handler answers 413 in turn);</li>
@@ -136,7 +137,8 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
                 ? BodyAdmissionHandler.refusingEvery(new TooManyConnectionsException(connections.max()))
                 : new BodyAdmissionHandler(bodyBudget, maxValueBytes, tokens);
         p.addLast("arrivals", bodies.arrivals());
-        p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, MAX_CHUNK_BYTES));
+        p.addLast("codec", new GatewayHttpCodec(new HttpDecoderConfig().setMaxInitialLineLength(MAX_INITIAL_LINE)
+                .setMaxHeaderSize(MAX_HEADER_BYTES).setMaxChunkSize(MAX_CHUNK_BYTES)));
         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
         p.addLast("body-admission", bodies);
         p.addLast("aggregator", new BodyLimit(maxValueBytes, metering));
@@ -160,6 +162,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
          */
         @Override
         protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
+            String expectation = start.headers().get(HttpHeaderNames.EXPECT); // the aggregator removes it when it answers
             Object answer = super.newContinueResponse(start, maxContentLength, pipeline);
             if (!(answer instanceof HttpResponse refusal)
                     || refusal.status().codeClass() != HttpStatusClass.CLIENT_ERROR) {
@@ -169,7 +172,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
             ReferenceCountUtil.release(answer);
             FullHttpResponse text = status.equals(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE)
                     ? Responses.tooLarge(maxContentLength)
-                    : Responses.text(status, "unsupported expectation '" + start.headers().get(HttpHeaderNames.EXPECT)
+                    : Responses.text(status, "unsupported expectation '" + expectation
                             + "'; only 100-continue is supported");
             HttpUtil.setKeepAlive(text, false);
             // Answered here, before the connection handler sees the request: counted here too.

@@ -176,6 +176,22 @@ class ConnectionHandlerTest {
     }
 
     @Test
+    void eachAnswerIsEncodedForItsOwnRequestAfterA100Continue() {
+        // The HEAD is decoded while the PUT is in progress: a 100 Continue that took the PUT's
+        // place in the codec's queue of methods would make its answer the HEAD's (no body) and the
+        // HEAD's answer send a body that the client reads as the next answer.
+        connection.send("PUT /a HTTP/1.1\r\n" + HOST + "Expect: 100-continue\r\nContent-Length: 5\r\n\r\nhello"
+                + "HEAD /now HTTP/1.1\r\n" + HOST + "\r\n");
+        answer("/a", "put");
+
+        String sent = connection.rawOutput();
+        assertThat(sent).startsWith("HTTP/1.1 100 Continue\r\n");
+        assertThat(sent).as("the PUT's answer, with its body").contains("\r\n\r\nput\n");
+        assertThat(sent).as("the HEAD's answer, headers only").endsWith("content-length: 5\r\n\r\n");
+        assertThat(routed).containsExactly("PUT /a", "HEAD /now");
+    }
+
+    @Test
     void expect100ContinueOverTheLimitIsRefusedWithATextBodyAndCloses() {
         connection.send("PUT /now HTTP/1.1\r\n" + HOST + "Expect: 100-continue\r\nContent-Length: "
                 + (MAX_VALUE_BYTES + 1) + "\r\n\r\n");

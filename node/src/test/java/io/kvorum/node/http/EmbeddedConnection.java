@@ -102,6 +102,21 @@ final class EmbeddedConnection implements AutoCloseable {
         return replies;
     }
 
+    /**
+     * The bytes written since the last call, as text, for answers that the client's decoder cannot
+     * frame without knowing their requests (to a HEAD). Not to be mixed with {@link #responses}.
+     */
+    String rawOutput() {
+        server.runPendingTasks();
+        StringBuilder text = new StringBuilder();
+        ByteBuf written;
+        while ((written = server.readOutbound()) != null) {
+            text.append(written.toString(StandardCharsets.ISO_8859_1));
+            written.release();
+        }
+        return text.toString();
+    }
+
     /** The only response written since the last call. */
     Reply response() {
         List<Reply> replies = responses();

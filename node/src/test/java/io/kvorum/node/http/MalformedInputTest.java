@@ -210,6 +210,72 @@ class MalformedInputTest {
         assertError(node.get("/v0/entity?id=cl"), 404);
     }
 
+    @Test
+    void aRequestInAnHttpVersionOtherThan1IsRefusedWith505() throws IOException {
+        for (String version : List.of("HTTP/2.0", "HTTP/9.9", "HTTP/0.9")) {
+            RawHttp.Response response = exchange("GET /v0/status " + version + "\r\n" + HOST + "\r\n");
+            assertError(version, response, 505);
+            assertThat(response.bodyText()).as("the 505's body").contains(version);
+        }
+    }
+
+    @Test
+    void anUnsupportedExpectationIsNamedInIts417() throws IOException {
+        RawHttp.Response response = exchange("PUT /v0/entity?id=expect HTTP/1.1\r\n" + HOST
+                + "Expect: something-else\r\nContent-Length: 3\r\n\r\nabc");
+        assertError("Expect: something-else", response, 417);
+        assertThat(response.bodyText()).as("the 417's body").contains("'something-else'");
+    }
+
+    // ---- framing of a body (RFC 9112 section 6) ----
+
+    /**
+     * Sends a PUT whose body's framing the node must not guess, with a second request right behind
+     * it on the connection, and checks that the PUT is refused with {@code status}, that nothing
+     * after it is read as a request (a proxy that framed the body otherwise would have smuggled it
+     * in), that the connection closes, and that nothing was written.
+     */
+    private static void assertFramingRefused(String id, String framing, String body, int status) throws IOException {
+        try (RawHttp raw = RawHttp.connect(node.address())) {
+            raw.write("PUT /v0/entity?id=" + id + " HTTP/1.1\r\n" + HOST + framing + "\r\n" + body
+                    + "GET /v0/status HTTP/1.1\r\n" + HOST + "\r\n");
+            RawHttp.Response response = raw.readResponse();
+            assertError(framing.strip(), response, status);
+            assertThat(new String(raw.readToEnd(), ISO_8859_1)).as("what the node sent after refusing %s", framing.strip())
+                    .isEmpty();
+        }
+        assertError(node.get("/v0/entity?id=" + id), 404);
+    }
+
+    @Test
+    void transferEncodingThatDoesNotEndInChunkedIsRefusedWith400AndNothingAfterItIsRead() throws IOException {
+        assertFramingRefused("te-gzip", "Transfer-Encoding: gzip\r\n", "abc", 400);
+        assertFramingRefused("te-identity", "Transfer-Encoding: chunked, identity\r\n", "3\r\nabc\r\n0\r\n\r\n", 400);
+        assertFramingRefused("te-twice", "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+                "3\r\nabc\r\n0\r\n\r\n", 400);
+    }
+
+    @Test
+    void aTransferCodingBeforeChunkedIsNotImplemented() throws IOException {
+        assertFramingRefused("te-gzip-chunked", "Transfer-Encoding: gzip, chunked\r\n", "3\r\nabc\r\n0\r\n\r\n", 501);
+    }
+
+    @Test
+    void contentLengthBesideTransferEncodingIsRefusedWith400() throws IOException {
+        // A proxy that framed by the length would have sent "0\r\n\r\n" and the GET as one body.
+        assertFramingRefused("cl-te", "Transfer-Encoding: chunked\r\nContent-Length: 48\r\n", "0\r\n\r\n", 400);
+    }
+
+    @Test
+    void chunkedAloneIsReadInAnyCaseAndSpacing() throws IOException {
+        try (RawHttp raw = RawHttp.connect(node.address())) {
+            raw.write("PUT /v0/entity?id=te-ok HTTP/1.1\r\n" + HOST + "Transfer-Encoding:  Chunked \r\n\r\n"
+                    + "3\r\nabc\r\n0\r\n\r\n");
+            assertThat(raw.readResponse().status()).as("PUT with Transfer-Encoding: Chunked").isEqualTo(201);
+        }
+        assertThat(node.get("/v0/entity?id=te-ok").body()).isEqualTo("abc".getBytes(UTF_8));
+    }
+
     // ---- bodies and pacing ----
 
     @Test
@@ -301,6 +367,24 @@ class MalformedInputTest {
             assertThat(post.header("allow")).isEqualTo("GET");
             assertThat(raw.readResponse().status()).as("GET /v0/status").isEqualTo(200);
             assertThat(raw.closedByPeer()).as("closed after Connection: close").isTrue();
+        }
+    }
+
+    @Test
+    void theAnswerToAHeadHasNoBodyAlsoAfterA100ContinueOnTheConnection() throws IOException {
+        try (RawHttp raw = RawHttp.connect(node.address())) {
+            raw.write("PUT /v0/entity?id=head-after-continue HTTP/1.1\r\n" + HOST
+                    + "Expect: 100-continue\r\nContent-Length: 3\r\n\r\nabc"
+                    + "HEAD /metrics HTTP/1.1\r\n" + HOST + "\r\n"
+                    + "GET /v0/status HTTP/1.1\r\n" + HOST + "\r\n");
+            assertThat(raw.readResponse().status()).as("the interim answer").isEqualTo(100);
+            assertThat(raw.readResponse().status()).as("the PUT").isEqualTo(201);
+            RawHttp.Head head = raw.readHead();
+            assertThat(head.status()).as("the HEAD").isEqualTo(200);
+            assertThat(head.header("content-length")).as("the HEAD's length of the body it does not send").isNotNull();
+            RawHttp.Response status = raw.readResponse(); // a body sent for the HEAD would be read here
+            assertThat(status.status()).as("the GET after the HEAD").isEqualTo(200);
+            assertThat(status.bodyText()).contains("\"status\"");
         }
     }
 
