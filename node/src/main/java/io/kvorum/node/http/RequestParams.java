@@ -97,7 +97,10 @@ final class RequestParams {
         }
         int f = from != null ? from : replicationFactor;
         if (f > clusterSize) {
-            throw new BadRequestException("from=" + f + " is more than the " + clusterSize + " nodes of the cluster");
+            throw new BadRequestException(from != null
+                    ? "from=" + f + " is more than the " + clusterSize + " nodes of the cluster"
+                    : "the replication factor " + f + ", the default from, is more than the " + clusterSize
+                            + " nodes of the cluster; name a from of at most " + clusterSize);
         }
         if (ack == null) {
             return Quorum.majorityOf(f);

@@ -43,7 +43,7 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
                      Supplier<CompletableFuture<String>> metrics) {
 
     private static final String ENTITY_METHODS = "GET, PUT, DELETE";
-    private static final String METRICS_METHODS = "GET, HEAD";
+    private static final String GET_AND_HEAD = "GET, HEAD";
 
     /**
      * The client operation a request is, as {@code kvorum_requests_total} counts it: null for what
@@ -74,12 +74,14 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
             case "/v0/entities" -> method.equals(HttpMethod.GET)
                     ? range(RequestParams.parse(rawQuery))
                     : Answer.now(Responses.methodNotAllowed("GET"));
-            case "/v0/status" -> method.equals(HttpMethod.GET)
+            // HEAD too where it costs nothing, as health checks and load balancers probe with it;
+            // the codec leaves the body out.
+            case "/v0/status" -> isGetOrHead(method)
                     ? Answer.now(Responses.json(HttpResponseStatus.OK, status.get()))
-                    : Answer.now(Responses.methodNotAllowed("GET"));
-            case "/v0/cluster" -> method.equals(HttpMethod.GET)
+                    : Answer.now(Responses.methodNotAllowed(GET_AND_HEAD));
+            case "/v0/cluster" -> isGetOrHead(method)
                     ? Answer.now(Responses.json(HttpResponseStatus.OK, cluster.view()))
-                    : Answer.now(Responses.methodNotAllowed("GET"));
+                    : Answer.now(Responses.methodNotAllowed(GET_AND_HEAD));
             case "/v0/cluster/leave" -> method.equals(HttpMethod.POST)
                     ? Answer.later(cluster.leave(RequestParams.parse(rawQuery).memberId()).thenApply(RequestRouter::accepted))
                     : Answer.now(Responses.methodNotAllowed("POST"));
@@ -94,14 +96,18 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
                     ? Answer.later(repair.get().thenApply(report ->
                             Responses.json(HttpResponseStatus.OK, RepairSummary.of(report.requireComplete()))))
                     : Answer.now(Responses.methodNotAllowed("POST"));
-            // HEAD too, as scrapers and load balancers probe with it; the codec leaves the body out.
-            case "/metrics" -> method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD)
+            case "/metrics" -> isGetOrHead(method)
                     ? Answer.later(metrics.get().thenApply(text -> Responses.bytes(HttpResponseStatus.OK,
                             Unpooled.copiedBuffer(text, StandardCharsets.UTF_8), NodeMetrics.CONTENT_TYPE)))
-                    : Answer.now(Responses.methodNotAllowed(METRICS_METHODS));
+                    : Answer.now(Responses.methodNotAllowed(GET_AND_HEAD));
             default -> Answer.now(Responses.text(HttpResponseStatus.BAD_REQUEST, "unknown path '" + path
-                    + "'; the API is /v0/entity, /v0/entities, /v0/status, /v0/cluster, /v0/repair and /metrics"));
+                    + "'; the API is /v0/entity, /v0/entities, /v0/status, /v0/cluster, /v0/cluster/leave, /v0/cluster/remove,"
+                    + " /v0/cleanup, /v0/repair and /metrics"));
         };
+    }
+
+    private static boolean isGetOrHead(HttpMethod method) {
+        return method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD);
     }
 
     /** A leave accepted: 202 with the membership of its first step; the records move in the background. */

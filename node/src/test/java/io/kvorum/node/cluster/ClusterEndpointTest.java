@@ -66,7 +66,7 @@ class ClusterEndpointTest {
 
                 HttpResponse<String> refused = send(cluster.httpUri(id), "POST");
                 assertThat(refused.statusCode()).as("POST /v0/cluster on %s", id).isEqualTo(405);
-                assertThat(refused.headers().firstValue("allow")).hasValue("GET");
+                assertThat(refused.headers().firstValue("allow")).hasValue("GET, HEAD");
             }
         });
     }

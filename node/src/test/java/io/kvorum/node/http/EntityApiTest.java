@@ -367,8 +367,8 @@ class EntityApiTest {
                 new Case("PUT", "/v0/entities?start=a", List.of("GET")),
                 new Case("POST", "/v0/entities?start=a", List.of("GET")),
                 new Case("DELETE", "/v0/entities?start=a", List.of("GET")),
-                new Case("POST", "/v0/status", List.of("GET")),
-                new Case("PUT", "/v0/status", List.of("GET")),
+                new Case("POST", "/v0/status", List.of("GET", "HEAD")),
+                new Case("PUT", "/v0/status", List.of("GET", "HEAD")),
                 new Case("GET", "/v0/repair", List.of("POST")),
                 new Case("PUT", "/v0/repair", List.of("POST")));
         for (Case c : cases) {

@@ -126,6 +126,15 @@ class RequestParamsTest {
         assertBadQuorum("replicas=1/6", "5 nodes");
     }
 
+    @Test
+    void aReplicationFactorAboveTheClusterIsABadRequestThatSaysSo() {
+        // After members left: the request named no from, so the message must not quote one as if it had.
+        assertThatThrownBy(() -> RequestParams.parse("id=k").quorum(CLUSTER + 1, CLUSTER))
+                .isInstanceOf(BadRequestException.class)
+                .hasMessageContaining("the replication factor " + (CLUSTER + 1) + ", the default from,")
+                .hasMessageContaining("name a from of at most " + CLUSTER);
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"x", "0", "-1", "+1", "1.0", "1e3", "%201", "1%20", "0x2", "2147483648",
             "99999999999999999999999", "１"})

@@ -161,9 +161,20 @@ class RequestRouterTest {
     }
 
     @Test
+    void aHeadOfTheStatusOrTheMembershipIsTheGetsAnswerWithoutItsBody() {
+        for (String path : java.util.List.of("/v0/status", "/v0/cluster")) {
+            int length = exchange("GET", path).body().getBytes(UTF_8).length;
+            connection.send("HEAD " + path + " HTTP/1.1\r\n" + HOST + "\r\n");
+            String sent = connection.rawOutput();
+            assertThat(sent).as("HEAD %s", path).startsWith("HTTP/1.1 200 OK\r\n")
+                    .contains("content-length: " + length + "\r\n").endsWith("\r\n\r\n");
+        }
+    }
+
+    @Test
     void eachPathAllowsItsMethodsOnly() {
         Map<String, String> allowed = Map.of("/v0/entity?id=k", "GET, PUT, DELETE", "/v0/entities?start=a", "GET",
-                "/v0/status", "GET", "/v0/cluster", "GET", "/v0/repair", "POST");
+                "/v0/status", "GET, HEAD", "/v0/cluster", "GET, HEAD", "/v0/repair", "POST");
         allowed.forEach((target, methods) -> {
             Reply refused = exchange("PATCH", target);
             assertThat(refused.status()).as("PATCH %s", target).isEqualTo(405);
@@ -181,7 +192,7 @@ class RequestRouterTest {
 
         assertThat(reply.status()).isEqualTo(400);
         assertThat(reply.body()).isEqualTo("unknown path '/v0/statuses'; the API is /v0/entity, /v0/entities, "
-                + "/v0/status, /v0/cluster, /v0/repair and /metrics\n");
+                + "/v0/status, /v0/cluster, /v0/cluster/leave, /v0/cluster/remove, /v0/cleanup, /v0/repair and /metrics\n");
         assertThat(connection.isOpen()).isTrue();
     }
 
