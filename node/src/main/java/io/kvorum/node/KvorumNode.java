@@ -44,8 +44,11 @@ import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -414,11 +417,27 @@ public final class KvorumNode implements AutoCloseable {
             return new StartupException("data dir " + dir + " is not writable (access denied: " + denied.getFile() + ")");
         }
         if (e instanceof FileSystemException fs) {
-            return new StartupException("cannot use data dir " + dir + ": " + fs.getFile() + ": "
-                    + (fs.getReason() != null ? fs.getReason() : fs.getClass().getSimpleName()));
+            return new StartupException("cannot use data dir " + dir + ": " + fs.getFile() + ": " + reasonOf(fs));
         }
         return new StartupException("cannot use data dir " + dir + ": "
                 + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
+    }
+
+    /** What went wrong with a file, in words: the JDK leaves the reason out of some exceptions and says it by their class. */
+    private static String reasonOf(FileSystemException fs) {
+        if (fs.getReason() != null) {
+            return fs.getReason();
+        }
+        if (fs instanceof NoSuchFileException) {
+            return "no such file or directory, and it cannot be created there";
+        }
+        if (fs instanceof NotDirectoryException) {
+            return "not a directory";
+        }
+        if (fs instanceof FileAlreadyExistsException) {
+            return "exists, and is not a directory";
+        }
+        return fs.getClass().getSimpleName();
     }
 
     /** Why binding failed, for the one-line startup message; never "null". */
