@@ -8,6 +8,8 @@ import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -59,6 +61,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final ArrayDeque<FullHttpRequest> queued = new ArrayDeque<>();
     private boolean busy;
     private boolean keepAlive;
+    /** Whether the request in progress is HTTP/1.0, whose client takes an answer without {@code Connection} as the last. */
+    private boolean http10;
     /** Whether the request in progress is a GET, whose answer may be refused for want of memory. */
     private boolean safe;
     private RangeResponder range;
@@ -99,6 +103,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         busy = true;
         inFlight.started();
         keepAlive = HttpUtil.isKeepAlive(request);
+        http10 = !request.protocolVersion().isKeepAliveDefault();
         safe = HttpMethod.GET.equals(request.method());
         startNanos = System.nanoTime();
         try {
@@ -150,12 +155,24 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             bytes = 0;
         }
         status = response.status().code();
-        HttpUtil.setKeepAlive(response, keepAlive);
+        setKeepAlive(response);
         int held = bytes;
         ctx.writeAndFlush(response).addListener(f -> {
             answers.release(held);
             finished(ctx);
         });
+    }
+
+    /**
+     * Says in the answer whether the connection stays open. Answers are HTTP/1.1, which keeps
+     * connections by default; an HTTP/1.0 client closes unless the answer says
+     * {@code Connection: keep-alive}.
+     */
+    private void setKeepAlive(HttpResponse response) {
+        HttpUtil.setKeepAlive(response, keepAlive);
+        if (keepAlive && http10) {
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+        }
     }
 
     /** The 503 for a GET whose answer does not fit the budget of answers. */
@@ -167,7 +184,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Begins a streamed answer (the headers). Event loop only. */
     void respondStreaming(ChannelHandlerContext ctx, HttpResponse head) {
         status = head.status().code();
-        HttpUtil.setKeepAlive(head, keepAlive);
+        setKeepAlive(head);
         ctx.write(head);
     }
 
