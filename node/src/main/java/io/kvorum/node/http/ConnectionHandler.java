@@ -29,9 +29,9 @@ import org.slf4j.LoggerFactory;
  * the order they arrived (HTTP/1.1 pipelining), each with what the router makes of it, and after
  * each answer keeps the connection open or closes it, as the request asked. A request that failed
  * to decode is answered here in its turn (400, 413, 414, 431; 401 or 503 for a body that
- * {@link BodyAdmissionHandler} would not read; 400, 501 or 505 for a request it could not read on
- * from, {@link UnreadableRequestException}); after any such failure but a body over the limit,
- * the connection closes, since the rest of the stream cannot be trusted.
+ * {@link BodyAdmissionHandler} would not read; 400, 501 or 505 for a request whose framing or
+ * version it would have to guess, {@link UnreadableRequestException}); after any such failure but
+ * a body over the limit, the connection closes, since the rest of the stream cannot be trusted.
  *
  * <p>Threading: every field is confined to the channel's event loop, and nothing here blocks:
  * answers that complete on other threads (storage, transport) are written back on the event loop.

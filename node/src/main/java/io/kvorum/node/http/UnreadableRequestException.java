@@ -9,10 +9,11 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * A request the node will not read on from, as RFC 9112 asks: its HTTP version is not 1.x, or the
- * length of its body cannot be told for sure from its headers. Guessing the length would read the
- * rest of the body as the next request, or the next request as the rest of the body; behind a
- * proxy that framed the body the other way, that is request smuggling. Such a request fails to
+ * A request past which the node reads nothing more on its connection, as RFC 9112 asks: its HTTP
+ * version is not 1.x, or the length of its body cannot be told for sure from its headers.
+ * Guessing the length would read the rest of the body as the next request, or the next request as
+ * the rest of the body; behind a proxy that framed the body the other way, that is request
+ * smuggling. Such a request fails to
  * decode with this as its cause (in {@link BodyAdmissionHandler}, or in {@link GatewayHttpCodec}
  * for what Netty's decoder would otherwise settle by itself); the connection handler answers it
  * with {@link #status()} and closes the connection, and nothing after it on the connection is read.
