@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
+import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
@@ -17,10 +18,9 @@ class DataDirMessageTest {
     @TempDir
     Path tmp;
 
-    private String messageFor(Exception failure) throws Exception {
-        Path dir = tmp.resolve("data");
-        NodeConfig config = NodeConfig.fromRaw(Map.of(NodeOption.DATA_DIR, dir.toString()));
-        return KvorumNode.dataDirUnusable(config, (java.io.IOException) failure).getMessage();
+    private String messageFor(IOException failure) throws Exception {
+        NodeConfig config = NodeConfig.fromRaw(Map.of(NodeOption.DATA_DIR, tmp.resolve("data").toString()));
+        return KvorumNode.dataDirUnusable(config, failure).getMessage();
     }
 
     @Test
