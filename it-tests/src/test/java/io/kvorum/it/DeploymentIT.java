@@ -98,6 +98,7 @@ class DeploymentIT {
                 }
                 return true;
             });
+            awaitStatus(ports[3], 503); // out of rotation: the image's health check wants a 200
             assertEveryKeyReadsBack(new int[] {ports[0], ports[1], ports[2]}, written);
         } finally {
             Result down = run(concat(compose, "--profile", "grow", "down", "-v", "--timeout", "5"), env, Duration.ofMinutes(2));
@@ -122,9 +123,14 @@ class DeploymentIT {
     }
 
     private static void awaitStatus(int port) {
-        Await.until("the node on port " + port + " answers /v0/status", START_BOUND, () -> {
+        awaitStatus(port, 200);
+    }
+
+    /** Polls (bounded) until the node on {@code port} answers {@code GET /v0/status} with {@code code}. */
+    private static void awaitStatus(int port, int code) {
+        Await.until("the node on port " + port + " answers /v0/status " + code, START_BOUND, () -> {
             try {
-                return send(port, "GET", "/v0/status", null).statusCode() == 200;
+                return send(port, "GET", "/v0/status", null).statusCode() == code;
             } catch (IOException e) {
                 return false;
             } catch (InterruptedException e) {

@@ -46,6 +46,7 @@ class MembershipIT {
             HttpResponse<String> leave = post(first.get(1), "/v0/cluster/leave?id=n4");
             assertThat(leave.statusCode()).as("leave: " + leave.body()).isEqualTo(202);
             awaitState(first, "n4", "absent");
+            Await.until("n4, which left, to answer its status 503", CHANGE_BOUND, () -> statusOf(n4) == 503, () -> n4.tail(20));
             load.awaitProgress(30, PROGRESS_BOUND);
             cluster.retire(n4);
         }
@@ -74,6 +75,19 @@ class MembershipIT {
         for (ClusterNode node : via) {
             Await.until(node.id() + " to see " + member + " " + state, CHANGE_BOUND,
                     () -> state.equals(MemberStates.stateOf(node.uri(), member)), () -> node.tail(20));
+        }
+    }
+
+    /** The status code of {@code GET /v0/status} on {@code node}; -1 when it does not answer. */
+    private static int statusOf(ClusterNode node) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create(node.uri() + "/v0/status")).timeout(Duration.ofSeconds(5))
+                    .build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
         }
     }
 

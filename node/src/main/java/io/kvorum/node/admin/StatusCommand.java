@@ -35,6 +35,8 @@ public final class StatusCommand {
     static final int EXIT_NO_STATUS = 2;
     static final Duration TIMEOUT = Duration.ofSeconds(5);
     private static final Gson JSON = new Gson();
+    /** The most of a refusal's first line that is printed. */
+    private static final int MAX_REASON = 300;
 
     private StatusCommand() {
     }
@@ -98,7 +100,8 @@ public final class StatusCommand {
             return EXIT_NO_STATUS;
         }
         if (answer.statusCode() != 200) {
-            err.println("kvorum status: " + statusUri + " answered " + answer.statusCode() + " instead of a status");
+            err.println("kvorum status: " + statusUri + " answered " + answer.statusCode() + " instead of a status"
+                    + reasonIn(answer.body()));
             return EXIT_NO_STATUS;
         }
         NodeStatus status;
@@ -114,6 +117,18 @@ public final class StatusCommand {
         ClusterSummary summary = new ClusterSummary(status, base.getAuthority(), nowMillis);
         summary.lines().forEach(out::println);
         return summary.allUp() ? EXIT_ALL_UP : EXIT_MEMBER_DOWN;
+    }
+
+    /**
+     * The node's own words for a refusal (a node that left says which members to ask instead): the
+     * first line of its body, cut to {@value #MAX_REASON} characters; empty when there is none.
+     */
+    private static String reasonIn(String body) {
+        String first = body == null ? "" : body.strip().lines().findFirst().orElse("");
+        if (first.isEmpty()) {
+            return "";
+        }
+        return ": " + (first.length() > MAX_REASON ? first.substring(0, MAX_REASON) + "..." : first);
     }
 
     /** A client that trusts the CA certificates of {@code caFile} alone, or the JDK's defaults when it is null. */

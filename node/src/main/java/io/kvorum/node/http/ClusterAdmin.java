@@ -2,6 +2,7 @@ package io.kvorum.node.http;
 
 import io.kvorum.client.placement.ClusterView;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -16,8 +17,9 @@ public interface ClusterAdmin {
     ClusterView view();
 
     /**
-     * Whether this node is a member: false once it left or was removed (and while a new node waits
-     * for its join to be accepted). A node that is not one answers client requests 503.
+     * Whether this node is a member: false once it left or was removed (a new node serves HTTP only
+     * once its join was accepted). A node that is not one answers client requests and
+     * {@code GET /v0/status} 503.
      */
     boolean isMember();
 
@@ -38,6 +40,12 @@ public interface ClusterAdmin {
 
     /** A static cluster's (tests): changes are refused as bad requests. */
     static ClusterAdmin fixed(Supplier<ClusterView> view, int normalMembers, int replicationFactor) {
+        return fixed(view, normalMembers, replicationFactor, () -> true);
+    }
+
+    /** As {@link #fixed(Supplier, int, int)}, with this node a member while {@code isMember} says so. */
+    static ClusterAdmin fixed(Supplier<ClusterView> view, int normalMembers, int replicationFactor,
+                              BooleanSupplier isMember) {
         return new ClusterAdmin() {
             @Override
             public ClusterView view() {
@@ -46,7 +54,7 @@ public interface ClusterAdmin {
 
             @Override
             public boolean isMember() {
-                return true;
+                return isMember.getAsBoolean();
             }
 
             @Override

@@ -77,7 +77,7 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
             // HEAD too where it costs nothing, as health checks and load balancers probe with it;
             // the codec leaves the body out.
             case "/v0/status" -> isGetOrHead(method)
-                    ? Answer.now(Responses.json(HttpResponseStatus.OK, status.get()))
+                    ? statusWhileMember()
                     : Answer.now(Responses.methodNotAllowed(GET_AND_HEAD));
             case "/v0/cluster" -> isGetOrHead(method)
                     ? Answer.now(Responses.json(HttpResponseStatus.OK, cluster.view()))
@@ -104,6 +104,16 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
                     + "'; the API is /v0/entity, /v0/entities, /v0/status, /v0/cluster, /v0/cluster/leave, /v0/cluster/remove,"
                     + " /v0/cleanup, /v0/repair and /metrics"));
         };
+    }
+
+    /**
+     * 200 with the status while this node serves (SPEC §1: that is what ready means); 503 once it
+     * left or was removed, as its entity requests are, so that load balancers and health checks
+     * stop sending it clients.
+     */
+    private Answer statusWhileMember() {
+        requireMember();
+        return Answer.now(Responses.json(HttpResponseStatus.OK, status.get()));
     }
 
     private static boolean isGetOrHead(HttpMethod method) {

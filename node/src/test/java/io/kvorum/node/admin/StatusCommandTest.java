@@ -152,10 +152,24 @@ class StatusCommandTest {
 
     @Test
     void anotherStatusCodeExitsTwo() throws IOException {
-        int exit = run(serve(503, "busy"));
+        int exit = run(serve(503, "this node is not a member of the cluster; send requests to a member: h:8081\n"));
 
         assertThat(exit).isEqualTo(StatusCommand.EXIT_NO_STATUS);
-        assertThat(err.toString(UTF_8)).contains("answered 503 instead of a status");
+        assertThat(err.toString(UTF_8)).contains("answered 503 instead of a status: this node is not a member of "
+                + "the cluster; send requests to a member: h:8081");
+        assertThat(out.toString(UTF_8)).isEmpty();
+    }
+
+    @Test
+    void aLongOrEmptyRefusalIsCutOrLeftOut() throws IOException {
+        run(serve(500, "x".repeat(1000) + "\nsecond line"));
+        run(serve(404, ""));
+
+        List<String> lines = err.toString(UTF_8).lines().toList();
+        assertThat(lines).hasSize(2);
+        assertThat(lines.get(0)).contains("answered 500 instead of a status: " + "x".repeat(300) + "...")
+                .doesNotContain("x".repeat(301)).doesNotContain("second line");
+        assertThat(lines.get(1)).endsWith("answered 404 instead of a status");
     }
 
     @Test

@@ -387,6 +387,15 @@ public final class MiniCluster implements AutoCloseable {
         awaitReady(id);
     }
 
+    /**
+     * Starts a node that is down again, as {@link #restart}, without waiting for it to be ready:
+     * for a node whose {@code /v0/status} may never answer 200 (one that was removed while down).
+     * Its HTTP port is bound when this returns.
+     */
+    public void restartUnready(String id) throws KvorumNode.StartupException {
+        startNode(checked(id));
+    }
+
     /** Deletes the data directory of a node that is down, as if its disk were replaced. */
     public void wipe(String id) {
         if (isUp(id)) {

@@ -45,6 +45,7 @@ class RequestRouterTest {
     private final List<Entry> rangeEntries = new ArrayList<>();
     private NodeStatus status = NodeStatus.serving("n1", 1, 1, null, null, null, 0, null, null);
     private ClusterView cluster;
+    private boolean member = true;
     private CompletableFuture<RepairReport> repair;
     private EmbeddedConnection connection;
 
@@ -54,7 +55,7 @@ class RequestRouterTest {
         Coordinator coordinator = new Coordinator("n1", new Placement(Topology.parse("n1=127.0.0.1:8081:9081")),
                 Map.of("n1", replica), new HybridLogicalClock(clock), clock, Duration.ofSeconds(30),
                 (task, delay, unit) -> () -> { }, (start, end) -> new ListStream(rangeEntries));
-        RequestRouter router = new RequestRouter(coordinator, ClusterAdmin.fixed(() -> cluster, 1, 1), clock, () -> status, () -> repair,
+        RequestRouter router = new RequestRouter(coordinator, ClusterAdmin.fixed(() -> cluster, 1, 1, () -> member), clock, () -> status, () -> repair,
                 () -> CompletableFuture.completedFuture(""));
         connection = new EmbeddedConnection(router::route);
     }
@@ -169,6 +170,23 @@ class RequestRouterTest {
             assertThat(sent).as("HEAD %s", path).startsWith("HTTP/1.1 200 OK\r\n")
                     .contains("content-length: " + length + "\r\n").endsWith("\r\n\r\n");
         }
+    }
+
+    @Test
+    void aNodeThatLeftIsNotReadyAndSendsClientsToTheMembers() throws Exception {
+        cluster = Membership.first("kvorum", Topology.parse("n2=127.0.0.1:8081:9081,n3=127.0.0.1:8082:9082"), 2).view();
+        member = false;
+
+        Reply status = exchange("GET", "/v0/status");
+        assertThat(status.status()).isEqualTo(503);
+        assertThat(status.headers().get(HttpHeaderNames.RETRY_AFTER)).isNotNull();
+        assertThat(status.body()).contains("not a member").contains("127.0.0.1:8081, 127.0.0.1:8082");
+        connection.send("HEAD /v0/status HTTP/1.1\r\n" + HOST + "\r\n");
+        assertThat(connection.rawOutput()).startsWith("HTTP/1.1 503 Service Unavailable\r\n");
+        assertThat(exchange("GET", "/v0/entity?id=k").status()).as("a read").isEqualTo(503);
+        Reply membership = exchange("GET", "/v0/cluster");
+        assertThat(membership.status()).as("the membership, where clients learn the members").isEqualTo(200);
+        assertThat(ClusterView.parse(membership.body())).isEqualTo(cluster);
     }
 
     @Test
