@@ -96,10 +96,14 @@ final class Call<R, T> {
         }
         f.whenComplete((raw, error) -> {
             if (error == null) {
-                endpoint.markUp();
                 try {
-                    result.complete(outcome.apply(raw));
+                    T value = outcome.apply(raw);
+                    endpoint.markUp();
+                    result.complete(value);
                 } catch (RuntimeException e) {
+                    if (!servesElsewhere(e)) {
+                        endpoint.markUp(); // it answered: it is up, whatever it answered
+                    }
                     failed(endpoint, e);
                 }
             } else {
@@ -145,7 +149,7 @@ final class Call<R, T> {
         if (result.isDone()) {
             return;
         }
-        if (error instanceof ConnectException) {
+        if (error instanceof ConnectException || servesElsewhere(error)) {
             endpoint.markDown(error);
         }
         Duration delay = retryDelay(error);
@@ -158,6 +162,17 @@ final class Call<R, T> {
         } catch (RejectedExecutionException e) {
             result.completeExceptionally(wrap(error)); // the client is closing
         }
+    }
+
+    /**
+     * Whether {@code error} is a node's {@code 503} with {@code Retry-After: 0}: the node will not
+     * serve soon and another does now (it left the cluster or was removed, or its clock is off from
+     * its peers'). The call is retried elsewhere at once, and the endpoint is marked down, so that
+     * further calls skip it until its {@code GET /v0/status} answers 200 again.
+     */
+    private static boolean servesElsewhere(Throwable error) {
+        return error instanceof OverloadedException o && !o.isLocal()
+                && o.retryAfter().filter(Duration::isZero).isPresent();
     }
 
     /** How long to wait before retrying after {@code error}, or null when it is not retried. */

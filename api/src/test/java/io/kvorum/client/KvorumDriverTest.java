@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -161,6 +162,31 @@ class KvorumDriverTest {
             kv.get("again" + i).join();
         }
         assertThat(back.seen).as("round robin uses it again").anyMatch(s -> s.uri().contains("again"));
+    }
+
+    @Test
+    void aNodeThatSendsClientsElsewhereIsSkippedUntilItsStatusSaysItServesAgain() throws Exception {
+        AtomicBoolean member = new AtomicBoolean(false);
+        FakeNode left = node((r, n) -> member.get() ? echo().answer(r, n)
+                : answer(503, "this node is not a member of the cluster", "Retry-After", "0"));
+        FakeNode serving = node(echo());
+        // A retry after the policy's backoff would miss each call's deadline: only one at once succeeds.
+        KvorumClient kv = client(KvorumClient.builder().endpoints(left.uri(), serving.uri())
+                .probeInterval(Duration.ofMillis(100)).retryPolicy(new RetryPolicy(2, Duration.ofSeconds(5), Duration.ofSeconds(5))));
+        for (int i = 0; i < 20; i++) {
+            assertThat(kv.get("k" + i, Options.DEFAULT.withTimeout(Duration.ofSeconds(2))).join()).as("call %d", i).isPresent();
+        }
+        assertThat(left.seen).filteredOn(s -> s.uri().startsWith("/v0/entity")).as("calls the left node was sent").hasSize(1);
+        assertThat(kv.routing().endpoints().get(0).healthy()).isFalse();
+        await().atMost(Duration.ofSeconds(10)).until(() -> left.seen.stream().anyMatch(s -> s.uri().equals("/v0/status")));
+        assertThat(kv.routing().endpoints().get(0).healthy()).as("its status answers 503 too").isFalse();
+
+        member.set(true);
+        await().atMost(Duration.ofSeconds(10)).until(() -> kv.routing().endpoints().get(0).healthy());
+        for (int i = 0; i < 20; i++) {
+            kv.get("again" + i).join();
+        }
+        assertThat(left.seen).as("round robin uses it again").anyMatch(s -> s.uri().contains("again"));
     }
 
     @Test

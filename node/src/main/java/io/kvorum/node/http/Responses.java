@@ -85,9 +85,10 @@ final class Responses {
                     + completedRounds(e));
             case OVERLOADED -> overloaded(e.getMessage());
             case CHANGE_IN_PROGRESS -> text(HttpResponseStatus.CONFLICT, e.getMessage());
-            case MEMBER_UNREACHABLE, NOT_A_MEMBER -> unavailable(e.getMessage(), RETRY_AFTER_SECONDS);
-            // Nothing to wait for: this node's clock will not agree within a second, another node's does now.
-            case CLOCK_OFFSET -> unavailable(e.getMessage(), RETRY_ELSEWHERE_AT_ONCE);
+            case MEMBER_UNREACHABLE -> unavailable(e.getMessage(), RETRY_AFTER_SECONDS);
+            // Nothing to wait for: this node will not serve within a second (it is no member, or its
+            // clock will not agree with its peers'), and another node does now.
+            case NOT_A_MEMBER, CLOCK_OFFSET -> unavailable(e.getMessage(), RETRY_ELSEWHERE_AT_ONCE);
         };
     }
 
