@@ -66,6 +66,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
     static final int MAX_CHUNK_BYTES = 64 * 1024;
 
     private final Function<FullHttpRequest, Answer> router;
+    private final Function<HttpRequest, FullHttpResponse> refusalBeforeBody;
     private final InFlightRequests inFlight;
     private final RequestMetering metering;
     private final int maxValueBytes;
@@ -79,6 +80,9 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
 
     /**
      * @param router       what answers each request ({@link RequestRouter#route} but in tests)
+     * @param refusalBeforeBody the answer to a request that waits for {@code 100 Continue} and would
+     *                     be refused whatever its body holds (a 4xx), or null to ask for the body
+     *                     ({@link RequestRouter#refusalBeforeBody})
      * @param metering     counts the client operations answered
      * @param bodyBudget   the bytes of request bodies all connections may hold at once
      * @param answerBudget the bytes of answer bodies all connections may hold unsent at once
@@ -88,11 +92,13 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
      * @param connections  how many connections are served at once
      * @param tls          the HTTPS context, or null to serve plain HTTP
      */
-    GatewayChannelInitializer(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight,
+    GatewayChannelInitializer(Function<FullHttpRequest, Answer> router,
+                              Function<HttpRequest, FullHttpResponse> refusalBeforeBody, InFlightRequests inFlight,
                               RequestMetering metering, int maxValueBytes, ByteBudget bodyBudget,
                               ByteBudget answerBudget, long rangePullBytes, BearerTokens tokens,
                               ChannelGroup openChannels, ConnectionLimit connections, SslContext tls) {
         this.router = router;
+        this.refusalBeforeBody = refusalBeforeBody;
         this.inFlight = inFlight;
         this.metering = metering;
         this.maxValueBytes = maxValueBytes;
@@ -141,29 +147,49 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
                 .setMaxHeaderSize(MAX_HEADER_BYTES).setMaxChunkSize(MAX_CHUNK_BYTES)));
         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
         p.addLast("body-admission", bodies);
-        p.addLast("aggregator", new BodyLimit(maxValueBytes, metering));
+        p.addLast("aggregator", new BodyLimit(maxValueBytes, metering, refusalBeforeBody));
         p.addLast("connection", new ConnectionHandler(router, inFlight, metering, answerBudget, rangePullBytes));
     }
 
-    /** The aggregator, with the SPEC's plain-text 413 instead of Netty's empty one. */
+    /**
+     * The aggregator, with the SPEC's plain-text 413 instead of Netty's empty one, and which asks
+     * for a body only when the request could be accepted with one.
+     */
     private static final class BodyLimit extends HttpObjectAggregator {
         private final RequestMetering metering;
+        private final Function<HttpRequest, FullHttpResponse> refusalBeforeBody;
 
-        BodyLimit(int maxContentLength, RequestMetering metering) {
+        BodyLimit(int maxContentLength, RequestMetering metering, Function<HttpRequest, FullHttpResponse> refusalBeforeBody) {
             super(maxContentLength, true);
             this.metering = metering;
+            this.refusalBeforeBody = refusalBeforeBody;
         }
 
         /**
          * A request with {@code Expect: 100-continue} (curl sends it for large uploads) is refused
          * here rather than in {@link #handleOversizedMessage}, and Netty's refusals (413, 417) have
          * empty bodies. Replace them with plain-text ones; the status, and so Netty's decision to
-         * close the connection afterwards, stays the same.
+         * close the connection afterwards, stays the same. Instead of a {@code 100 Continue}, a
+         * request that would be refused whatever its body holds gets its refusal, and the
+         * connection closes after it as after those, its body never read.
          */
         @Override
         protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
             String expectation = start.headers().get(HttpHeaderNames.EXPECT); // the aggregator removes it when it answers
             Object answer = super.newContinueResponse(start, maxContentLength, pipeline);
+            if (answer instanceof HttpResponse proceed && proceed.status().equals(HttpResponseStatus.CONTINUE)
+                    && start instanceof HttpRequest request) {
+                FullHttpResponse refusal = refusalBeforeBody.apply(request);
+                // Only a 4xx makes the aggregator close instead of waiting for the body.
+                if (refusal == null || refusal.status().codeClass() != HttpStatusClass.CLIENT_ERROR) {
+                    ReferenceCountUtil.release(refusal);
+                    return answer;
+                }
+                ReferenceCountUtil.release(answer);
+                HttpUtil.setKeepAlive(refusal, false);
+                metering.answered(metering.operations().apply(request), refusal.status().code(), 0);
+                return refusal;
+            }
             if (!(answer instanceof HttpResponse refusal)
                     || refusal.status().codeClass() != HttpStatusClass.CLIENT_ERROR) {
                 return answer;

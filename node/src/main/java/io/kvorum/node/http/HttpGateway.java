@@ -101,7 +101,9 @@ public final class HttpGateway {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
                 .childHandler(new GatewayChannelInitializer(
-                        BearerAuthentication.guard(tokens, router::route), inFlight, metering, maxValueBytes, bodyBudget,
+                        BearerAuthentication.guard(tokens, router::route),
+                        head -> BearerAuthentication.admits(tokens, head) ? router.refusalBeforeBody(head) : null,
+                        inFlight, metering, maxValueBytes, bodyBudget,
                         answerBudget, rangePullBytes, tokens, channels, connections, https));
         try {
             serverChannel = bootstrap.bind(bindAddress, port).sync().channel();

@@ -64,7 +64,7 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
     Answer route(FullHttpRequest request) {
         String uri = originForm(request.uri());
         String path = pathOf(uri);
-        String rawQuery = path.length() < uri.length() ? uri.substring(path.length() + 1) : null;
+        String rawQuery = queryOf(uri, path);
         HttpMethod method = request.method();
         return switch (path) {
             case "/v0/entity" -> method.equals(HttpMethod.GET) || method.equals(HttpMethod.PUT)
@@ -130,6 +130,32 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
         return Responses.json(HttpResponseStatus.OK, membership);
     }
 
+    /**
+     * The refusal of an entity write that its head decides alone (a bad {@code id}, {@code ack},
+     * {@code from} or {@code ttl}: 400), or null. The gateway asks before it answers
+     * {@code Expect: 100-continue}, so that a client is not asked for a body that would be refused
+     * whatever it holds; everything else is decided when the request is routed, as without the
+     * expectation (a node that is no member answers 503 then).
+     */
+    FullHttpResponse refusalBeforeBody(HttpRequest head) {
+        String uri = originForm(head.uri());
+        String path = pathOf(uri);
+        if (!path.equals("/v0/entity") || !head.method().equals(HttpMethod.PUT) || !cluster.isMember()) {
+            return null;
+        }
+        try {
+            write(RequestParams.parse(queryOf(uri, path)));
+            return null;
+        } catch (BadRequestException e) {
+            return Responses.forFailure(e);
+        }
+    }
+
+    /** The query of an origin-form target whose path is {@code path}; null when it has none. */
+    private static String queryOf(String uri, String path) {
+        return path.length() < uri.length() ? uri.substring(path.length() + 1) : null;
+    }
+
     /** The path of an origin-form target: up to the query, if there is one. */
     static String pathOf(String uri) {
         int q = uri.indexOf('?');
@@ -165,22 +191,35 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
 
     private Answer entity(HttpMethod method, RequestParams params, FullHttpRequest request) {
         requireMember();
+        if (method.equals(HttpMethod.PUT)) {
+            Write write = write(params);
+            byte[] value = ByteBufUtil.getBytes(request.content());
+            return Answer.later(coordinator.put(write.key(), value, write.ttlMillis(), write.quorum())
+                    .thenApply(written -> Responses.empty(HttpResponseStatus.CREATED)));
+        }
         byte[] key = params.key();
-        Quorum quorum = params.quorum(cluster.replicationFactor(), cluster.normalMembers());
-        if (params.has("ttl") && !method.equals(HttpMethod.PUT)) {
+        Quorum quorum = quorum(params);
+        if (params.has("ttl")) {
             throw new BadRequestException("ttl is only allowed on PUT");
         }
         if (method.equals(HttpMethod.GET)) {
             return Answer.later(coordinator.get(key, quorum).thenApply(this::readAnswer));
         }
-        if (method.equals(HttpMethod.PUT)) {
-            long ttl = params.ttlMillis();
-            byte[] value = ByteBufUtil.getBytes(request.content());
-            return Answer.later(coordinator.put(key, value, ttl, quorum)
-                    .thenApply(written -> Responses.empty(HttpResponseStatus.CREATED)));
-        }
         return Answer.later(coordinator.delete(key, quorum)
                 .thenApply(written -> Responses.empty(HttpResponseStatus.ACCEPTED)));
+    }
+
+    /** What a PUT's parameters ask for, checked. */
+    private record Write(byte[] key, Quorum quorum, long ttlMillis) {
+    }
+
+    private Write write(RequestParams params) {
+        byte[] key = params.key();
+        return new Write(key, quorum(params), params.ttlMillis());
+    }
+
+    private Quorum quorum(RequestParams params) {
+        return params.quorum(cluster.replicationFactor(), cluster.normalMembers());
     }
 
     private FullHttpResponse readAnswer(Record newest) {

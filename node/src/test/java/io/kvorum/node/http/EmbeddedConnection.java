@@ -9,6 +9,7 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpObjectAggregator;
@@ -50,6 +51,11 @@ final class EmbeddedConnection implements AutoCloseable {
         this(router, unbounded(), unbounded(), null, new ConnectionLimit(1000, 0));
     }
 
+    /** A connection to {@code router}, which also refuses requests before their body as the gateway asks it to. */
+    EmbeddedConnection(RequestRouter router) {
+        this(router::route, router::refusalBeforeBody, unbounded(), unbounded(), null, new ConnectionLimit(1000, 0));
+    }
+
     /**
      * A connection whose bodies count in {@code bodyBudget}, which other connections may share, on
      * a node that asks for {@code tokens} (null: none; the router is then guarded as the gateway guards it).
@@ -70,7 +76,14 @@ final class EmbeddedConnection implements AutoCloseable {
 
     private EmbeddedConnection(Function<FullHttpRequest, Answer> router, ByteBudget bodyBudget,
                                ByteBudget answerBudget, BearerTokens tokens, ConnectionLimit connections) {
-        server = new EmbeddedChannel(new GatewayChannelInitializer(BearerAuthentication.guard(tokens, router), inFlight,
+        this(router, head -> null, bodyBudget, answerBudget, tokens, connections);
+    }
+
+    private EmbeddedConnection(Function<FullHttpRequest, Answer> router,
+                               Function<HttpRequest, FullHttpResponse> refusalBeforeBody, ByteBudget bodyBudget,
+                               ByteBudget answerBudget, BearerTokens tokens, ConnectionLimit connections) {
+        server = new EmbeddedChannel(new GatewayChannelInitializer(BearerAuthentication.guard(tokens, router),
+                refusalBeforeBody, inFlight,
                 RequestMetering.NONE, MAX_VALUE_BYTES, bodyBudget, answerBudget, RANGE_PULL_BYTES, tokens,
                 new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), connections, null));
         server.pipeline().addFirst("socket", socket);

@@ -491,6 +491,17 @@ class EntityApiTest {
     }
 
     @Test
+    void aWriteWithExpectContinueAndABadQueryIsRefusedBeforeItsBody() throws Exception {
+        try (RawHttp raw = RawHttp.connect(node.address())) {
+            raw.write("PUT /v0/entity?id=" + key("k") + "&ack=2&from=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Expect: 100-continue\r\nContent-Length: " + FOUR_MIB + "\r\n\r\n");
+            assertError("a PUT whose ack is over its from, waiting for 100 Continue", raw.readResponse(), 400);
+            assertThat(raw.closedByPeer()).as("the body never came, so the connection cannot be reused").isTrue();
+        }
+        node.assertServesNewConnections();
+    }
+
+    @Test
     void unsupportedExpectationIs417WithATextBody() throws Exception {
         String id = "/v0/entity?id=" + key("k");
         try (RawHttp raw = RawHttp.connect(node.address())) {

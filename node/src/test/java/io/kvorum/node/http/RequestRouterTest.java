@@ -47,6 +47,7 @@ class RequestRouterTest {
     private ClusterView cluster;
     private boolean member = true;
     private CompletableFuture<RepairReport> repair;
+    private RequestRouter router;
     private EmbeddedConnection connection;
 
     @BeforeEach
@@ -55,9 +56,9 @@ class RequestRouterTest {
         Coordinator coordinator = new Coordinator("n1", new Placement(Topology.parse("n1=127.0.0.1:8081:9081")),
                 Map.of("n1", replica), new HybridLogicalClock(clock), clock, Duration.ofSeconds(30),
                 (task, delay, unit) -> () -> { }, (start, end) -> new ListStream(rangeEntries));
-        RequestRouter router = new RequestRouter(coordinator, ClusterAdmin.fixed(() -> cluster, 1, 1, () -> member), clock, () -> status, () -> repair,
+        router = new RequestRouter(coordinator, ClusterAdmin.fixed(() -> cluster, 1, 1, () -> member), clock, () -> status, () -> repair,
                 () -> CompletableFuture.completedFuture(""));
-        connection = new EmbeddedConnection(router::route);
+        connection = new EmbeddedConnection(router);
     }
 
     @AfterEach
@@ -187,6 +188,33 @@ class RequestRouterTest {
         Reply membership = exchange("GET", "/v0/cluster");
         assertThat(membership.status()).as("the membership, where clients learn the members").isEqualTo(200);
         assertThat(ClusterView.parse(membership.body())).isEqualTo(cluster);
+    }
+
+    @Test
+    void aWriteThatWaitsFor100ContinueIsRefusedBeforeItsBodyWhenItsQueryIsWrong() {
+        for (String target : List.of("/v0/entity", "/v0/entity?id=k&ack=3&from=1", "/v0/entity?id=k&ttl=soon")) {
+            EmbeddedConnection fresh = new EmbeddedConnection(router);
+            fresh.send("PUT " + target + " HTTP/1.1\r\n" + HOST + "Expect: 100-continue\r\nContent-Length: 100\r\n\r\n");
+            Reply refused = fresh.response();
+            assertThat(refused.status()).as("PUT %s", target).isEqualTo(400);
+            assertThat(refused.body()).as("PUT %s", target).isEqualTo(bodyOf400(target));
+            assertThat(fresh.isOpen()).as("its body never read: the connection closes").isFalse();
+        }
+
+        connection.send("PUT /v0/entity?id=k HTTP/1.1\r\n" + HOST + "Expect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+        assertThat(connection.response().status()).as("a good write is asked for its body").isEqualTo(100);
+        connection.send("v1");
+        assertThat(connection.response().status()).isEqualTo(201);
+    }
+
+    /** The 400 a PUT to {@code target} gets with its body, without the expectation. */
+    private String bodyOf400(String target) {
+        EmbeddedConnection plain = new EmbeddedConnection(router);
+        plain.send("PUT " + target + " HTTP/1.1\r\n" + HOST + "Content-Length: 2\r\n\r\nv1");
+        Reply reply = plain.response();
+        plain.close();
+        assertThat(reply.status()).isEqualTo(400);
+        return reply.body();
     }
 
     @Test
