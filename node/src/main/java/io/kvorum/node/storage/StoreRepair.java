@@ -3,8 +3,11 @@ package io.kvorum.node.storage;
 import static org.fusesource.leveldbjni.JniDBFactory.factory;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -22,7 +25,8 @@ import org.iq80.leveldb.Options;
  * those records from its peers.
  *
  * <p>A database in use is not touched: LevelDB's repair does not take the lock that a running node
- * holds, so this takes it first.
+ * holds, so this checks it first and holds it while LevelDB repairs. A store that lost its
+ * {@code CURRENT} or its manifest is repaired too: LevelDB rebuilds them from the tables and logs.
  */
 public final class StoreRepair {
 
@@ -40,14 +44,20 @@ public final class StoreRepair {
      */
     public static Outcome repair(Path dataDir) throws IOException {
         Path records = dataDir.resolve("records");
-        if (!Files.isRegularFile(records.resolve("CURRENT"))) {
-            throw new IOException("no Kvorum store in " + dataDir + " (" + records + "/CURRENT is missing)");
+        if (!Files.isRegularFile(records.resolve(LevelDbOpener.CURRENT)) && !LevelDbOpener.holdsDataFiles(records)) {
+            throw new IOException("no Kvorum store in " + dataDir + " (" + records + " holds no LevelDB files)");
         }
         Options options = new Options().createIfMissing(false).paranoidChecks(false);
-        // Takes the lock (and fails if a node holds it); a corrupt table does not stop an open without paranoid checks.
-        factory.open(records.toFile(), options).close();
+        refuseIfInUse(dataDir, records, options);
         Set<String> lostBefore = tables(records.resolve("lost"));
-        factory.repair(records.toFile(), options);
+        // LevelDB's repair takes no lock: this one keeps a node from starting on the store meanwhile.
+        try (FileChannel lockFile = FileChannel.open(records.resolve("LOCK"), StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE); FileLock lock = lockFile.tryLock()) {
+            if (lock == null) {
+                throw inUse(dataDir);
+            }
+            factory.repair(records.toFile(), options);
+        }
         // The timestamp ceiling's latest version may have been in a table set aside while records it
         // covered survived with an older version of it: the open below scans the records for it instead.
         try (DB db = factory.open(records.toFile(), options)) {
@@ -64,6 +74,26 @@ public final class StoreRepair {
             }
             return new Outcome(records, setAside, n);
         }
+    }
+
+    /**
+     * Fails if a process (a running node) holds the store: LevelDB checks its lock before anything
+     * else when it opens a database. Any other failure to open is the damage a repair is for (a
+     * missing or damaged {@code CURRENT} or manifest); a corrupt table does not stop an open
+     * without paranoid checks.
+     */
+    private static void refuseIfInUse(Path dataDir, Path records, Options options) throws IOException {
+        try {
+            factory.open(records.toFile(), options).close();
+        } catch (IOException e) {
+            if (String.valueOf(e.getMessage()).startsWith("IO error: lock ")) {
+                throw inUse(dataDir);
+            }
+        }
+    }
+
+    private static IOException inUse(Path dataDir) {
+        return new IOException("the store is in use: a running node holds its lock; stop the node first");
     }
 
     /** The tables in {@code dir}, by file name; none if it does not exist. */

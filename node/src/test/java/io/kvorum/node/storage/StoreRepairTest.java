@@ -64,6 +64,51 @@ class StoreRepairTest {
         }
     }
 
+    /**
+     * A lost {@code CURRENT} (the file naming the manifest): LevelDB would open the directory as a
+     * new, empty database and delete the old tables as obsolete, so the store refuses to open, and
+     * the repair rebuilds the manifest from the tables and logs, every record kept.
+     */
+    @Test
+    void aStoreThatLostItsCurrentIsNotOpenedEmptyAndTheRepairKeepsEveryRecord() throws IOException {
+        writeRecords();
+        List<String> filesBefore = dataFiles();
+        Files.delete(records().resolve("CURRENT"));
+
+        assertThatThrownBy(() -> LevelDbStore.open(records(), false, 8 << 20, true))
+                .isInstanceOf(DamagedStoreException.class).hasMessageContaining("no CURRENT");
+        assertThat(dataFiles()).as("nothing deleted").containsAll(filesBefore);
+
+        StoreRepair.Outcome outcome = StoreRepair.repair(dataDir);
+        assertThat(outcome.records()).isEqualTo(RECORDS);
+        assertThat(outcome.tablesSetAside()).isEmpty();
+        try (LevelDbStore store = LevelDbStore.open(records(), false, 8 << 20, true)) {
+            assertThat(count(store)).isEqualTo(RECORDS);
+        }
+    }
+
+    @Test
+    void aStoreThatLostItsManifestIsRepairedWithEveryRecord() throws IOException {
+        writeRecords();
+        try (Stream<Path> files = Files.list(records())) {
+            for (Path manifest : files.filter(f -> f.getFileName().toString().startsWith("MANIFEST-")).toList()) {
+                Files.delete(manifest);
+            }
+        }
+        assertThatThrownBy(() -> LevelDbStore.open(records(), false, 8 << 20, true)).isInstanceOf(IOException.class)
+                .hasMessageContaining("MANIFEST");
+
+        assertThat(StoreRepair.repair(dataDir).records()).isEqualTo(RECORDS);
+    }
+
+    /** The names of the store's tables and logs. */
+    private List<String> dataFiles() throws IOException {
+        try (Stream<Path> files = Files.list(records())) {
+            return files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".sst") || n.endsWith(".log"))
+                    .toList();
+        }
+    }
+
     @Test
     void aStoreInUseIsNotTouched() throws IOException {
         writeRecords();
