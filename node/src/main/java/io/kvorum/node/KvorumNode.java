@@ -270,7 +270,9 @@ public final class KvorumNode implements AutoCloseable {
                     + "besides this node's own entry");
         }
         Tuning.Changes tuning = config.tuning().changes();
-        long deadline = System.nanoTime() + tuning.changeDeadline().multipliedBy(4).toNanos();
+        Duration patience = tuning.changeDeadline().multipliedBy(4);
+        long deadline = System.nanoTime() + patience.toNanos();
+        long nextWarning = System.nanoTime();
         String last = "no member answered";
         while (System.nanoTime() < deadline) {
             for (ClusterMember seed : seeds) {
@@ -282,18 +284,23 @@ public final class KvorumNode implements AutoCloseable {
                     log.info("joining cluster '{}' at epoch {} through {}", joined.clusterName(), joined.epoch(), seed.id());
                     return;
                 } catch (ExecutionException e) {
-                    Throwable t = Failures.unwrap(e);
+                    Throwable t = Failures.unwrap(e.getCause());
                     if (t instanceof MembershipChangeException refused
                             && refused.reason() == MembershipChangeException.Reason.INVALID) {
                         throw new StartupException("cannot join through " + seed.id() + ": " + refused.getMessage());
                     }
-                    last = seed.id() + ": " + t.getMessage();
+                    last = seed.id() + " (" + seed.host() + ":" + seed.grpcPort() + "): " + t.getMessage();
                 } catch (TimeoutException e) {
-                    last = seed.id() + " did not answer in time";
+                    last = seed.id() + " (" + seed.host() + ":" + seed.grpcPort() + ") did not answer in time";
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new StartupException("interrupted while joining");
                 }
+            }
+            if (System.nanoTime() >= nextWarning) {
+                log.warn("cannot join yet: {}; trying every member named in --cluster again for up to {} s in all",
+                        last, patience.toSeconds());
+                nextWarning = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             }
             try {
                 Thread.sleep(tuning.retryInterval().toMillis()); // pacing between rounds of attempts

@@ -1,10 +1,12 @@
 package io.kvorum.node.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
+import io.kvorum.node.KvorumNode;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.config.Tuning;
@@ -188,6 +190,22 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
             assertThat(status.status()).as("the status of the node that left, which health checks read: " + status)
                     .isEqualTo(503);
             assertEveryWriteReadsBack(c, staying, acknowledged);
+        });
+    }
+
+    /**
+     * A join the cluster refuses for good (the new node names an address a member has) fails the
+     * new node's start at once with the member's reason, rather than after a minute of retries.
+     */
+    @Test
+    void aJoinTheClusterRefusesFailsTheNewNodesStartAtOnceWithTheReason() throws Exception {
+        withCluster(3, Map.of(), c -> {
+            ClusterMember n1 = c.member("n1");
+            String n1sHttpAddress = "n9=" + n1.host() + ":" + n1.httpPort() + ":" + c.portsNoMemberWasGiven(1)[0];
+            assertThatThrownBy(() -> c.startJoiner(n1sHttpAddress, List.of("n2")).close())
+                    .isInstanceOf(KvorumNode.StartupException.class)
+                    .hasMessageContaining("cannot join through n2").hasMessageContaining("uses an address of member n1");
+            assertThat(stateOf(c, "n1", "n9")).as("the refused node in the membership").isEqualTo("absent");
         });
     }
 

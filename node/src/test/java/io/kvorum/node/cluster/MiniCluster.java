@@ -349,6 +349,19 @@ public final class MiniCluster implements AutoCloseable {
     }
 
     /**
+     * Starts a node with {@code --join} whose own {@code --cluster} entry is {@code selfEntry}
+     * ({@code id=host:http:grpc}) beside {@code seeds}: for a join the cluster refuses, whose start
+     * throws. The node, if it starts, is the caller's to close; it is no node of this cluster.
+     */
+    public KvorumNode startJoiner(String selfEntry, List<String> seeds) throws Exception {
+        String id = selfEntry.substring(0, selfEntry.indexOf('='));
+        List<String> entries = new ArrayList<>();
+        entries.add(selfEntry);
+        seeds.forEach(seed -> entries.add(member(seed).toString()));
+        return launcher.start(NodeConfig.fromRaw(options(id, String.join(",", entries), true)), new SkewedClock(), network);
+    }
+
+    /**
      * {@code count} free loopback ports that no node of this cluster was given. A free port is not
      * enough: over the simulated transport a member's gRPC port is never bound, so the kernel may
      * hand it out again, and the new node's {@code --cluster} would then name one address twice.
