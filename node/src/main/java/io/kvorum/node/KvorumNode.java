@@ -59,6 +59,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -196,12 +197,25 @@ public final class KvorumNode implements AutoCloseable {
                 tuning.changes(), config.requestTimeout());
         LeaveStream leaveStream = new LeaveStream(cluster, localRange, peers.replicas(),
                 new MoveProgress(config.dataDir(), MoveProgress.LEAVE_FILE), tuning.changes(), config.requestTimeout());
+        AtomicBoolean member = new AtomicBoolean(true);
         Consumer<Membership> useMembership = next -> {
-            peers.reconcile(next.topology()); // before any placement names a new member
+            boolean stillMember = next.state(selfId) != null;
+            if (stillMember) {
+                peers.reconcile(next.topology()); // before any placement names a new member
+            } else {
+                peers.dropAll(); // before anti-entropy picks its peers: it has none now
+                if (member.getAndSet(false)) {
+                    log.info("this node is no longer a member of cluster '{}' (epoch {}): it left or was removed. It "
+                            + "answers clients 503 and may be stopped; wipe its data dir before it joins again",
+                            next.clusterName(), next.epoch());
+                }
+            }
             coordinator.usePlan(new PlacementPlan(next));
             rangeSource.useNodes(peers.ranges(next.readers()));
             antiEntropy.useMembership(next.current(), peers.antiEntropyPeers(next.current()));
-            peers.dropAllBut(next.topology());
+            if (stillMember) {
+                peers.dropAllBut(next.topology());
+            }
             joinStream.onMembership(next);
             leaveStream.onMembership(next);
         };

@@ -196,7 +196,7 @@ final class PeerWiring {
             }
             ClusterMember known = connected.get(m.id());
             if (known != null && !known.equals(m)) {
-                disconnect(m.id()); // it moved
+                disconnect(m.id(), "its address changed");
             }
             if (!connected.containsKey(m.id())) {
                 connect(m);
@@ -208,8 +208,18 @@ final class PeerWiring {
     synchronized void dropAllBut(Topology members) {
         for (String id : List.copyOf(connected.keySet())) {
             if (members.member(id) == null) {
-                disconnect(id);
+                disconnect(id, "no longer a member");
             }
+        }
+    }
+
+    /**
+     * Disconnects every peer, once this node is no longer a member: the members refuse its calls,
+     * so its heartbeats would only make them log refusals and it log them down.
+     */
+    synchronized void dropAll() {
+        for (String id : List.copyOf(connected.keySet())) {
+            disconnect(id, "this node is no longer a member");
         }
     }
 
@@ -236,7 +246,7 @@ final class PeerWiring {
         log.debug("connected to {}", m);
     }
 
-    private void disconnect(String id) {
+    private void disconnect(String id, String why) {
         connected.remove(id);
         heartbeats.removePeer(id);
         replicas.remove(id);
@@ -246,7 +256,7 @@ final class PeerWiring {
         membershipPeers.remove(id);
         liveness.removePeer(id);
         transport.disconnect(id);
-        log.info("disconnected from {}, no longer a member", id);
+        log.info("disconnected from {}: {}", id, why);
     }
 
     /** Every replica, this node's included, by id: a live map. */

@@ -2,10 +2,6 @@ package io.kvorum.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.AppenderBase;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.storage.ExpiryPurger;
 import io.kvorum.node.storage.LevelDbStore;
@@ -29,7 +25,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /**
  * SPEC §1 "SIGTERM stops the node gracefully within 10 s" and "a restarted node serves everything
@@ -140,36 +135,5 @@ class KvorumNodeShutdownTest {
             }
             return false;
         });
-    }
-
-    /** Collects every WARN and ERROR event of the node's loggers. */
-    private static final class LogCapture extends AppenderBase<ILoggingEvent> {
-        private final Queue<String> problems = new ConcurrentLinkedQueue<>();
-        private final Logger logger = (Logger) LoggerFactory.getLogger("io.kvorum");
-
-        void attach() {
-            setContext(logger.getLoggerContext());
-            setName("shutdown-test-capture");
-            start();
-            logger.addAppender(this);
-        }
-
-        void detach() {
-            logger.detachAppender(this);
-            stop();
-        }
-
-        @Override
-        protected void append(ILoggingEvent event) {
-            if (event.getLevel().isGreaterOrEqual(Level.WARN)) {
-                problems.add(event.getLevel() + " [" + event.getThreadName() + "] " + event.getLoggerName() + ": "
-                        + event.getFormattedMessage()
-                        + (event.getThrowableProxy() != null ? " (" + event.getThrowableProxy().getMessage() + ")" : ""));
-            }
-        }
-
-        List<String> problems() {
-            return List.copyOf(problems);
-        }
     }
 }

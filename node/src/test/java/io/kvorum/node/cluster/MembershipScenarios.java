@@ -2,11 +2,14 @@ package io.kvorum.node.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
+import ch.qos.logback.classic.Level;
 import io.kvorum.node.KvorumNode;
+import io.kvorum.node.LogCapture;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.config.Tuning;
@@ -191,6 +194,36 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
                     .isEqualTo(503);
             assertEveryWriteReadsBack(c, staying, acknowledged);
         });
+    }
+
+    /**
+     * A node that left stops calling the members, which refuse a non-member's calls: it says once
+     * that it is no longer a member and disconnects from each, and it does not go on to report
+     * them down, which is what their refusals of its heartbeats made it log before.
+     */
+    @Test
+    void aNodeThatLeftDisconnectsFromTheMembersInsteadOfReportingThemDown() throws Exception {
+        LogCapture logs = new LogCapture().atInfo(KvorumNode.class.getName(), "io.kvorum.node.PeerWiring");
+        logs.attach();
+        try {
+            withCluster(4, Map.of(NodeOption.REPLICATION_FACTOR, "3"), c -> {
+                Answer leave = raw(c, "n2", "POST", "/v0/cluster/leave?id=n4", null);
+                assertThat(leave.status()).as("leave: " + leave).isEqualTo(Answer.ACCEPTED);
+                within(CHANGE_BOUND).untilAsserted(() -> assertThat(logs.lines(Level.INFO))
+                        .as("what the node that left says, once").filteredOn(l -> l.contains("no longer a member of cluster"))
+                        .hasSize(1));
+                within(CHANGE_BOUND).untilAsserted(() -> assertThat(logs.lines(Level.INFO))
+                        .filteredOn(l -> l.matches(".*disconnected from n[123]: this node is no longer a member.*")).hasSize(3));
+                // Before, refused heartbeats marked the members down within two missed intervals.
+                int earlierProblems = logs.problems().size(); // the cluster's start logs peers down too
+                Duration missesToDown = Duration.ofSeconds(4 * Tuning.DEFAULTS.liveness().heartbeatInterval().toSeconds());
+                await().during(missesToDown).atMost(missesToDown.plusSeconds(5)).pollInSameThread()
+                        .until(() -> logs.problems().stream().skip(earlierProblems)
+                                .noneMatch(l -> l.matches(".*peer n[123] is down.*")));
+            });
+        } finally {
+            logs.detach();
+        }
     }
 
     /**
