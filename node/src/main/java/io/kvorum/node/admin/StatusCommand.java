@@ -12,8 +12,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
+import java.security.cert.CertPathBuilderException;
 import java.time.Duration;
 import java.util.List;
+import javax.net.ssl.SSLHandshakeException;
 
 /**
  * {@code java -jar kvorum-node.jar status [URL]} ({@code ./kvorum status}): asks one node for
@@ -92,7 +94,7 @@ public final class StatusCommand {
         try {
             answer = http.send(HttpRequest.newBuilder(statusUri).timeout(TIMEOUT).build(), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
-            err.println("kvorum status: cannot reach " + statusUri + ": " + describe(e));
+            err.println("kvorum status: cannot reach " + statusUri + ": " + describe(e, statusUri));
             return EXIT_NO_STATUS;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -138,6 +140,30 @@ public final class StatusCommand {
             return builder.build();
         }
         return builder.sslContext(TrustedCa.clientContext(Path.of(caFile))).build();
+    }
+
+    /**
+     * Why the node could not be asked, in words: the two mistakes of a secured cluster named with
+     * their remedy, else the first message along the cause chain (the JDK client's
+     * ConnectException for a refused connection has none).
+     */
+    static String describe(IOException e, URI statusUri) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SSLHandshakeException || t instanceof CertPathBuilderException) {
+                return "its certificate is not trusted (" + firstLine(t) + "); give the cluster's CA with --ca FILE or KVORUM_CA";
+            }
+        }
+        if (statusUri.getScheme().equals("http") && String.valueOf(e.getMessage()).contains("received no bytes")) {
+            return "it answered nothing over plain HTTP; if it serves HTTPS, ask " + statusUri.toString()
+                    .replaceFirst("^http:", "https:");
+        }
+        return describe(e);
+    }
+
+    private static String firstLine(Throwable t) {
+        String message = String.valueOf(t.getMessage());
+        int cut = message.indexOf(':');
+        return cut > 0 && message.startsWith("PKIX") ? message.substring(0, cut) : message;
     }
 
     /** The first message along the cause chain; the JDK client's ConnectException for a refused connection has none. */

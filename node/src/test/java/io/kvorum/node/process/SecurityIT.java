@@ -199,8 +199,15 @@ class SecurityIT {
         assertThat(StatusCommand.run(List.of(url, "--ca", pki.resolve("ca.pem").toString()), new PrintStream(out),
                 new PrintStream(err), System.currentTimeMillis())).as("status with --ca: %s%s", out, err).isZero();
         assertThat(out.toString(StandardCharsets.UTF_8)).contains("n2").contains("n3");
-        assertThat(StatusCommand.run(List.of(url), new PrintStream(new ByteArrayOutputStream()), new PrintStream(err),
+        ByteArrayOutputStream untrusted = new ByteArrayOutputStream();
+        assertThat(StatusCommand.run(List.of(url), new PrintStream(new ByteArrayOutputStream()), new PrintStream(untrusted),
                 System.currentTimeMillis())).as("status without the CA").isEqualTo(2);
+        assertThat(untrusted.toString(StandardCharsets.UTF_8)).as("said in words, with the remedy")
+                .contains("its certificate is not trusted").contains("--ca FILE").doesNotContain("sun.security");
+        ByteArrayOutputStream plain = new ByteArrayOutputStream();
+        assertThat(StatusCommand.run(List.of("http://127.0.0.1:" + ports[0]), new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(plain), System.currentTimeMillis())).as("status over plain HTTP").isEqualTo(2);
+        assertThat(plain.toString(StandardCharsets.UTF_8)).contains("if it serves HTTPS, ask " + url + "/v0/status");
 
         // Plain HTTP to the HTTPS port: no HTTP answer, and nothing stored.
         String plainAnswer = plainHttpPut(ports[0], "k3", bearer(token), secret("plain-value"));
