@@ -80,9 +80,23 @@ public final class MembershipStore {
             return Membership.of(view, root.get("identity").getAsString(),
                     root.has(READS_FROM_COMING) && root.get(READS_FROM_COMING).getAsBoolean());
         } catch (JsonParseException | IllegalArgumentException | IllegalStateException | UnsupportedOperationException e) {
-            throw new InvalidTopologyException(file + " is damaged (" + e.getMessage() + "); it was left as it is: "
+            throw new InvalidTopologyException(file + " is damaged (" + whatIsWrong(e) + "); it was left as it is: "
                     + "restore it, or move it away to seed the membership from --cluster again");
         }
+    }
+
+    /**
+     * What the JSON parser found wrong, in one line: Gson's messages start with the class name of
+     * the exception it wrapped and end with a line linking to its troubleshooting page.
+     */
+    private static String whatIsWrong(RuntimeException e) {
+        Throwable deepest = e;
+        while (deepest.getCause() != null && deepest.getCause().getMessage() != null) {
+            deepest = deepest.getCause();
+        }
+        String message = String.valueOf(deepest.getMessage()).lines().findFirst().orElse("").strip();
+        return message.replaceFirst("^[\\w.]+(Exception|Error): ", "")
+                .replaceFirst("^Use JsonReader\\S* to accept malformed JSON", "malformed JSON");
     }
 
     /** Replaces the stored membership atomically. */

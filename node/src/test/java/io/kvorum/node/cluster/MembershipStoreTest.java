@@ -67,7 +67,7 @@ class MembershipStoreTest {
     @Test
     void aDamagedFileIsReportedAndLeftAsItIs() throws Exception {
         Path file = dir.resolve(MembershipStore.FILE_NAME);
-        for (String damage : new String[] {"{\"name\":\"kvorum\",", "[]", "{\"name\":\"kvorum\",\"epoch\":1,"
+        for (String damage : new String[] {"{\"name\":\"kvorum\",", "[]", "garbage here", "{\"name\": }", "{", "{\"name\":\"kvorum\",\"epoch\":1,"
                 + "\"members\":[],\"replicationFactor\":1,\"identity\":\"x\"}", "{\"name\":\"kvorum\",\"epoch\":1,"
                 + "\"members\":[{\"id\":\"n1\",\"host\":\"h\",\"http\":1,\"grpc\":2,\"state\":\"normal\"}],"
                 + "\"replicationFactor\":1}"}) {
@@ -75,7 +75,9 @@ class MembershipStoreTest {
 
             assertThatThrownBy(() -> new MembershipStore(dir).loadComparedWith(membership("kvorum", "n1=127.0.0.1:8080:9080", 1)))
                     .as(damage).isInstanceOf(InvalidTopologyException.class)
-                    .hasMessageContaining(MembershipStore.FILE_NAME).hasMessageContaining("damaged");
+                    .hasMessageContaining(MembershipStore.FILE_NAME).hasMessageContaining("damaged")
+                    .as("one line in words (SPEC §1): no class name, no link").hasMessageNotContaining("\n")
+                    .hasMessageNotContaining("com.google").hasMessageNotContaining("https://");
             assertThat(Files.readString(file)).as("not replaced").isEqualTo(damage);
         }
     }
