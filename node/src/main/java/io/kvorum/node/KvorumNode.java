@@ -464,6 +464,7 @@ public final class KvorumNode implements AutoCloseable {
 
     /** Why binding failed, for the one-line startup message; never "null". */
     static String bindFailure(Throwable e) {
+        Throwable deepest = e;
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof BindException) {
                 return "address already in use or not available";
@@ -471,8 +472,11 @@ public final class KvorumNode implements AutoCloseable {
             if (t instanceof UnresolvedAddressException) {
                 return "cannot resolve the address";
             }
+            if (t.getMessage() != null) {
+                deepest = t; // the socket's own reason (Netty's native bind error), under grpc-java's "Failed to bind"
+            }
         }
-        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+        return deepest.getMessage() != null ? deepest.getMessage() : e.getClass().getSimpleName();
     }
 
     /**

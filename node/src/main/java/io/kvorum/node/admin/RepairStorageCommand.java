@@ -26,6 +26,10 @@ public final class RepairStorageCommand {
     }
 
     public static int run(List<String> args, PrintStream out, PrintStream err) {
+        if (args.equals(List.of("--help")) || args.equals(List.of("-h"))) {
+            out.println(USAGE);
+            return EXIT_REPAIRED;
+        }
         if (args.size() != 1 || args.get(0).startsWith("-")) {
             err.println(USAGE);
             return EXIT_FAILED;

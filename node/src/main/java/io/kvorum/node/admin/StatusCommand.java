@@ -57,6 +57,10 @@ public final class StatusCommand {
 
     /** {@link #run(List, PrintStream, PrintStream, long)} with the value of {@code KVORUM_CA} (null when unset). */
     static int run(List<String> args, String caFromEnvironment, PrintStream out, PrintStream err, long nowMillis) {
+        if (args.equals(List.of("--help")) || args.equals(List.of("-h"))) {
+            out.println(USAGE);
+            return EXIT_ALL_UP;
+        }
         String url = null;
         String ca = caFromEnvironment;
         for (int i = 0; i < args.size(); i++) {

@@ -79,7 +79,9 @@ public record NodeConfig(
         ClusterMember own = m.topology().member(self.id());
         if (own == null) {
             throw new InvalidTopologyException("node " + self.id() + " is not a member of the stored membership ("
-                    + m.topology().members().stream().map(ClusterMember::id).toList() + ")");
+                    + m.topology().members().stream().map(ClusterMember::id).toList() + ", epoch " + m.epoch()
+                    + "): it left the cluster or was removed (or this data dir is another node's); to join again, "
+                    + "empty its data dir and start it with --join");
         }
         return new NodeConfig(m.clusterName(), m.identity(), m.topology(), own, dataDir,
                 bindAddress.equals(self.host()) ? own.host() : bindAddress, m.replicationFactor(), fsync, join,

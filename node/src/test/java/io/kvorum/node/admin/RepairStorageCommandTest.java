@@ -56,9 +56,16 @@ class RepairStorageCommandTest {
     @Test
     void badArgumentsExitTwoWithUsage() {
         assertThat(run()).isEqualTo(RepairStorageCommand.EXIT_FAILED);
-        assertThat(run("--help")).isEqualTo(RepairStorageCommand.EXIT_FAILED);
+        assertThat(run("--all")).isEqualTo(RepairStorageCommand.EXIT_FAILED);
         assertThat(run("a", "b")).isEqualTo(RepairStorageCommand.EXIT_FAILED);
         assertThat(run(dataDir.resolve("missing").toString())).isEqualTo(RepairStorageCommand.EXIT_FAILED);
         assertThat(err.toString(UTF_8).lines().toList()).hasSize(4).allMatch(l -> l.contains(RepairStorageCommand.USAGE));
+    }
+
+    @Test
+    void helpIsTheUsageOnStandardOutput() {
+        assertThat(run("--help")).isZero();
+        assertThat(out.toString(UTF_8).strip()).isEqualTo(RepairStorageCommand.USAGE);
+        assertThat(err.toString(UTF_8)).isEmpty();
     }
 }

@@ -174,7 +174,7 @@ class StatusCommandTest {
 
     @Test
     void badArgumentsExitTwoWithUsage() {
-        assertThat(StatusCommand.run(List.of("--help"), print(out), print(err), NOW)).isEqualTo(StatusCommand.EXIT_NO_STATUS);
+        assertThat(StatusCommand.run(List.of("--verbose"), print(out), print(err), NOW)).isEqualTo(StatusCommand.EXIT_NO_STATUS);
         assertThat(StatusCommand.run(List.of("a", "b"), print(out), print(err), NOW)).isEqualTo(StatusCommand.EXIT_NO_STATUS);
         assertThat(StatusCommand.run(List.of("ftp://x"), print(out), print(err), NOW)).isEqualTo(StatusCommand.EXIT_NO_STATUS);
         assertThat(StatusCommand.run(List.of("--ca", "/no/such/ca.pem"), print(out), print(err), NOW))
@@ -182,6 +182,13 @@ class StatusCommandTest {
         assertThat(err.toString(UTF_8).lines().toList()).hasSize(4);
         assertThat(err.toString(UTF_8)).contains("cannot use the CA file /no/such/ca.pem: it does not exist");
         assertThat(out.toString(UTF_8)).isEmpty();
+    }
+
+    @Test
+    void helpIsTheUsageOnStandardOutput() {
+        assertThat(StatusCommand.run(List.of("--help"), print(out), print(err), NOW)).isZero();
+        assertThat(out.toString(UTF_8).strip()).isEqualTo(StatusCommand.USAGE);
+        assertThat(err.toString(UTF_8)).isEmpty();
     }
 
     @Test

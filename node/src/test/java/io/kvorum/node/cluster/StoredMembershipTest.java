@@ -60,7 +60,8 @@ class StoredMembershipTest {
 
         assertThatThrownBy(() -> TestNode.start(dir, Map.of(NodeOption.CLUSTER, entry("n2"))))
                 .isInstanceOf(KvorumNode.StartupException.class)
-                .hasMessageContaining("node n2 is not a member of the stored membership");
+                .hasMessageContaining("node n2 is not a member of the stored membership")
+                .hasMessageContaining("empty its data dir and start it with --join");
 
         Path file = dir.resolve("node").resolve(MembershipStore.FILE_NAME);
         Files.writeString(file, "{\"name\":");
