@@ -43,7 +43,8 @@ import javax.net.ssl.SSLParameters;
  * <p>Health: an endpoint that refuses a connection, or answers {@code 503} with
  * {@code Retry-After: 0} (it is not a member, or its clock is off: another node serves now), is
  * marked down and probed with {@code GET /v0/status} every {@code probeInterval} until it answers
- * 200 (or a request to it gets another answer). Selection prefers healthy endpoints but still uses a down one when no other is left.
+ * 200 (or a request to it gets another answer). Selection prefers healthy endpoints but still uses
+ * a down one when no other is left.
  */
 final class Endpoint {
 

@@ -151,7 +151,7 @@ public final class StatusCommand {
      * their remedy, else the first message along the cause chain (the JDK client's
      * ConnectException for a refused connection has none).
      */
-    static String describe(IOException e, URI statusUri) {
+    private static String describe(IOException e, URI statusUri) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof SSLHandshakeException || t instanceof CertPathBuilderException) {
                 return "its certificate is not trusted (" + firstLine(t) + "); give the cluster's CA with --ca FILE or KVORUM_CA";

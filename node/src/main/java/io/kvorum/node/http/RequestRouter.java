@@ -144,7 +144,7 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
             return null;
         }
         try {
-            write(RequestParams.parse(queryOf(uri, path)));
+            checkedWrite(RequestParams.parse(queryOf(uri, path)));
             return null;
         } catch (BadRequestException e) {
             return Responses.forFailure(e);
@@ -192,7 +192,7 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
     private Answer entity(HttpMethod method, RequestParams params, FullHttpRequest request) {
         requireMember();
         if (method.equals(HttpMethod.PUT)) {
-            Write write = write(params);
+            Write write = checkedWrite(params);
             byte[] value = ByteBufUtil.getBytes(request.content());
             return Answer.later(coordinator.put(write.key(), value, write.ttlMillis(), write.quorum())
                     .thenApply(written -> Responses.empty(HttpResponseStatus.CREATED)));
@@ -213,9 +213,8 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
     private record Write(byte[] key, Quorum quorum, long ttlMillis) {
     }
 
-    private Write write(RequestParams params) {
-        byte[] key = params.key();
-        return new Write(key, quorum(params), params.ttlMillis());
+    private Write checkedWrite(RequestParams params) {
+        return new Write(params.key(), quorum(params), params.ttlMillis()); // checked in this order
     }
 
     private Quorum quorum(RequestParams params) {

@@ -48,13 +48,13 @@ public final class StoreRepair {
             throw new IOException("no Kvorum store in " + dataDir + " (" + records + " holds no LevelDB files)");
         }
         Options options = new Options().createIfMissing(false).paranoidChecks(false);
-        refuseIfInUse(dataDir, records, options);
+        refuseIfInUse(records, options);
         Set<String> lostBefore = tables(records.resolve("lost"));
         // LevelDB's repair takes no lock: this one keeps a node from starting on the store meanwhile.
         try (FileChannel lockFile = FileChannel.open(records.resolve("LOCK"), StandardOpenOption.CREATE,
                 StandardOpenOption.WRITE); FileLock lock = lockFile.tryLock()) {
             if (lock == null) {
-                throw inUse(dataDir);
+                throw inUse();
             }
             factory.repair(records.toFile(), options);
         }
@@ -82,17 +82,17 @@ public final class StoreRepair {
      * missing or damaged {@code CURRENT} or manifest); a corrupt table does not stop an open
      * without paranoid checks.
      */
-    private static void refuseIfInUse(Path dataDir, Path records, Options options) throws IOException {
+    private static void refuseIfInUse(Path records, Options options) throws IOException {
         try {
             factory.open(records.toFile(), options).close();
         } catch (IOException e) {
             if (String.valueOf(e.getMessage()).startsWith("IO error: lock ")) {
-                throw inUse(dataDir);
+                throw inUse();
             }
         }
     }
 
-    private static IOException inUse(Path dataDir) {
+    private static IOException inUse() {
         return new IOException("the store is in use: a running node holds its lock; stop the node first");
     }
 
