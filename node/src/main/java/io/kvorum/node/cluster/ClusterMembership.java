@@ -308,7 +308,8 @@ public final class ClusterMembership implements MembershipResponder {
         if (change.kind() == MembershipChange.Kind.MOVED && next.inChange()) {
             steps.add(next.completed());
         }
-        CompletableFuture<Membership> chain = reachable(current, change).thenApply(v -> null);
+        CompletableFuture<Membership> chain = reachable(current, change)
+                .thenCompose(v -> refuseRemovingOneThatAnswers(change)).thenApply(v -> null);
         for (Membership step : steps) {
             chain = chain.thenCompose(previous -> adoptAndPropose(step, change));
         }
@@ -326,6 +327,27 @@ public final class ClusterMembership implements MembershipResponder {
             }
         }
         return out;
+    }
+
+    /**
+     * Fails the removal of a member that still answers (400): a removal drops its copies without
+     * handing them over, which only a member gone for good may cost (until a repair, a read by
+     * quorum could miss writes that it acknowledged). A member that is up leaves instead.
+     */
+    private CompletableFuture<Void> refuseRemovingOneThatAnswers(MembershipChange change) {
+        MembershipPeer removed = change.kind() == MembershipChange.Kind.REMOVE ? peers.apply(change.member().id()) : null;
+        if (removed == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        String id = change.member().id();
+        return removed.fetch().handle((theirs, error) -> {
+            if (error == null) {
+                throw new MembershipChangeException(Reason.INVALID, id + " is up (it answered the change coordinator): "
+                        + "removing it would drop its copies without handing them over; POST /v0/cluster/leave?id=" + id
+                        + " moves them first, or stop it if it is gone for good and remove it then");
+            }
+            return null;
+        });
     }
 
     /** Fails with 503 naming the participants that do not answer, or that know another epoch. */

@@ -122,6 +122,17 @@ class ClusterMembershipTest {
     }
 
     @Test
+    void removingAMemberThatAnswersIsRefusedPointingToLeave() {
+        Throwable refused = failureOf(n1.change(new MembershipChange(MembershipChange.Kind.REMOVE, first.topology().member("n3"))));
+
+        assertThat(refused).isInstanceOf(MembershipChangeException.class).hasMessageContaining("n3 is up")
+                .hasMessageContaining("/v0/cluster/leave?id=n3");
+        assertThat(((MembershipChangeException) refused).reason()).isEqualTo(Reason.INVALID);
+        assertThat(n1.membership()).as("nothing changed").isEqualTo(first);
+        assertThat(peers.get("n2").proposed).isEmpty();
+    }
+
+    @Test
     void removingTheMemberThatIsDownIsAccepted() throws Exception {
         peers.get("n3").down = true;
 
