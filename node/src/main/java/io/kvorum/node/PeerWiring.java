@@ -20,6 +20,7 @@ import io.kvorum.node.liveness.GuardedReplica;
 import io.kvorum.node.liveness.Heartbeats;
 import io.kvorum.node.liveness.PeerLiveness;
 import io.kvorum.node.metrics.NodeMetrics;
+import io.kvorum.node.storage.DamagedStoreException;
 import io.kvorum.node.storage.DiskSpace;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.RequestTimer;
@@ -376,7 +377,12 @@ final class PeerWiring {
         try {
             return HintStore.open(config.dataDir().resolve("hints"), config.fsync(), limits, clock, metrics);
         } catch (IOException e) {
-            throw new StartupException("cannot open hints in " + config.dataDir() + ": " + e.getMessage());
+            // Hints are expendable (docs/operations.md, "A corrupt data file"): say how to drop them.
+            String remedy = e instanceof DamagedStoreException || String.valueOf(e.getMessage()).startsWith("Corruption")
+                    ? "; hints are expendable: delete " + config.dataDir().resolve("hints") + " and start the node again "
+                            + "(anti-entropy repairs what they carried)"
+                    : "";
+            throw new StartupException("cannot open hints in " + config.dataDir() + ": " + e.getMessage() + remedy);
         }
     }
 }
