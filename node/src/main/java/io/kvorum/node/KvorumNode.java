@@ -514,20 +514,13 @@ public final class KvorumNode implements AutoCloseable {
             if (!(e instanceof FileSystemException) && String.valueOf(e.getMessage()).contains("lock")) {
                 throw new StartupException("data dir " + where + " is in use by another process");
             }
-            if (isDamage(e)) {
+            if (DamagedStoreException.isDamage(e)) {
                 throw new StartupException("cannot use data dir " + where + ": " + e.getMessage() + "; with the node stopped, "
                         + "'kvorum repair-storage " + where + "' rebuilds the store from what it can read "
                         + "(docs/operations.md, \"A corrupt data file\")");
             }
             throw dataDirUnusable(config, e);
         }
-    }
-
-    /** Whether LevelDB refused the store for damage that {@code repair-storage} rebuilds: a corrupt file, a lost manifest. */
-    private static boolean isDamage(IOException e) {
-        String message = String.valueOf(e.getMessage());
-        return e instanceof DamagedStoreException || (!(e instanceof FileSystemException)
-                && (message.startsWith("Corruption") || message.contains("MANIFEST") || message.contains("CURRENT")));
     }
 
     public InetSocketAddress httpAddress() {

@@ -378,7 +378,7 @@ final class PeerWiring {
             return HintStore.open(config.dataDir().resolve("hints"), config.fsync(), limits, clock, metrics);
         } catch (IOException e) {
             // Hints are expendable (docs/operations.md, "A corrupt data file"): say how to drop them.
-            String remedy = e instanceof DamagedStoreException || String.valueOf(e.getMessage()).startsWith("Corruption")
+            String remedy = DamagedStoreException.isDamage(e)
                     ? "; hints are expendable: delete " + config.dataDir().resolve("hints") + " and start the node again "
                             + "(anti-entropy repairs what they carried)"
                     : "";
