@@ -402,7 +402,7 @@ public final class KvorumNode implements AutoCloseable {
         try {
             Files.createDirectories(config.dataDir());
             if (!config.join()) {
-                return store.loadComparedWith(config.seedMembership());
+                return store.loadComparedWith(config.seed());
             }
             Membership existing = store.load();
             if (existing != null) {

@@ -46,18 +46,25 @@ public final class MembershipStore {
     }
 
     /**
-     * The stored membership, after logging where {@code options} (what {@code --cluster} and its
-     * companions seed) differ from it; null when none is stored yet. The caller stores the seed
+     * What {@code --cluster}, {@code --cluster-name} and {@code --replication-factor} seed, and which
+     * of them the operator gave: one left to its default never "differs" from the stored value.
+     */
+    public record Seed(Membership membership, boolean clusterGiven, boolean nameGiven, boolean replicationFactorGiven) {
+    }
+
+    /**
+     * The stored membership, after logging where the options the operator gave (of {@code seed})
+     * differ from it; null when none is stored yet. The caller stores the seed
      * with {@link #storeIfAbsent} once the node has started, so that a first start that fails (a
      * port in use, a typo in a host) does not fix the membership for good.
      *
      * @throws IOException                 when the file cannot be read
      * @throws InvalidTopologyException    when the file is damaged
      */
-    public Membership loadComparedWith(Membership options) throws IOException, InvalidTopologyException {
+    public Membership loadComparedWith(Seed seed) throws IOException, InvalidTopologyException {
         Membership stored = load();
         if (stored != null) {
-            warnWhereOptionsDiffer(stored, options);
+            warnWhereOptionsDiffer(stored, seed);
         }
         return stored;
     }
@@ -140,16 +147,17 @@ public final class MembershipStore {
         return JSON.toJson(root) + "\n";
     }
 
-    private static void warnWhereOptionsDiffer(Membership stored, Membership options) {
-        if (!stored.topology().members().equals(options.topology().members())) {
+    private static void warnWhereOptionsDiffer(Membership stored, Seed seed) {
+        Membership options = seed.membership();
+        if (seed.clusterGiven() && !stored.topology().members().equals(options.topology().members())) {
             log.warn("--cluster differs from the stored membership (epoch {}: {}); the stored membership wins",
                     stored.epoch(), stored.topology().members());
         }
-        if (!stored.clusterName().equals(options.clusterName())) {
+        if (seed.nameGiven() && !stored.clusterName().equals(options.clusterName())) {
             log.warn("--cluster-name '{}' differs from the stored cluster name '{}'; the stored name wins",
                     options.clusterName(), stored.clusterName());
         }
-        if (stored.replicationFactor() != options.replicationFactor()) {
+        if (seed.replicationFactorGiven() && stored.replicationFactor() != options.replicationFactor()) {
             log.warn("--replication-factor {} differs from the cluster's, {}, fixed at its first start; it stays {}",
                     options.replicationFactor(), stored.replicationFactor(), stored.replicationFactor());
         }

@@ -4,6 +4,7 @@ import io.kvorum.node.cluster.ClusterIdentity;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.InvalidTopologyException;
 import io.kvorum.node.cluster.Membership;
+import io.kvorum.node.cluster.MembershipStore;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.security.BearerTokens;
 import io.kvorum.node.security.Security;
@@ -11,6 +12,7 @@ import io.kvorum.node.security.TlsFiles;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -20,6 +22,9 @@ import java.util.Set;
 /**
  * A node's validated configuration, built from raw option strings (flags over environment over
  * the defaults of {@link NodeOption}). Every derived default is resolved here, once.
+ *
+ * @param given the options given as a flag or a variable, not defaulted: where a stored value wins
+ *              over an option, only a given option can be said to differ from it
  */
 public record NodeConfig(
         String clusterName,
@@ -47,7 +52,8 @@ public record NodeConfig(
         Duration hintMaxAge,
         Duration maxClockOffset,
         Security security,
-        Tuning tuning) {
+        Tuning tuning,
+        Set<NodeOption> given) {
 
     /** Whether writes a peer missed are kept and delivered later (SPEC §3): off with {@code --hint-max-age 0}. */
     public boolean hintedHandoff() {
@@ -58,14 +64,14 @@ public record NodeConfig(
     public NodeConfig withTuning(Tuning other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, purgeInterval,
-                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, security, other);
+                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, security, other, given);
     }
 
     /** This configuration with other security settings (tests). */
     public NodeConfig withSecurity(Security other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, purgeInterval,
-                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, other, tuning);
+                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, other, tuning, given);
     }
 
     /**
@@ -87,12 +93,18 @@ public record NodeConfig(
                 bindAddress.equals(self.host()) ? own.host() : bindAddress, m.replicationFactor(), fsync, join,
                 antiEntropyInterval, antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue,
                 storageReaders, maxConnections, httpThreads, purgeInterval, tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset,
-                security, tuning);
+                security, tuning, given);
     }
 
     /** The membership {@code --cluster} seeds on a node's first start. */
     public Membership seedMembership() {
         return Membership.first(clusterName, topology, replicationFactor);
+    }
+
+    /** {@link #seedMembership()}, with which of the options that make it were given rather than defaulted. */
+    public MembershipStore.Seed seed() {
+        return new MembershipStore.Seed(seedMembership(), given.contains(NodeOption.CLUSTER),
+                given.contains(NodeOption.CLUSTER_NAME), given.contains(NodeOption.REPLICATION_FACTOR));
     }
 
     /** The configuration of a node started with no options at all. */
@@ -124,12 +136,16 @@ public record NodeConfig(
     /** One validation pass over raw values. */
     private static final class Parser {
         private final Map<NodeOption, String> raw = new EnumMap<>(NodeOption.class);
+        private final Set<NodeOption> given = EnumSet.noneOf(NodeOption.class);
         private final Set<NodeOption> fromEnvironment;
 
-        Parser(Map<NodeOption, String> given, Set<NodeOption> fromEnvironment) {
+        Parser(Map<NodeOption, String> values, Set<NodeOption> fromEnvironment) {
             for (NodeOption o : NodeOption.values()) {
-                String v = given.get(o);
+                String v = values.get(o);
                 raw.put(o, v != null ? v : o.defaultValue());
+                if (v != null) {
+                    given.add(o);
+                }
             }
             this.fromEnvironment = fromEnvironment;
         }
@@ -203,21 +219,22 @@ public record NodeConfig(
                     millis(NodeOption.HINT_MAX_AGE, 0),
                     millis(NodeOption.MAX_CLOCK_OFFSET, 0),
                     security(),
-                    Tuning.DEFAULTS);
+                    Tuning.DEFAULTS,
+                    Set.copyOf(given));
         }
 
         /** SPEC §7: the three TLS files together or none, each readable and parsable; a token file with a token. */
         private Security security() throws ConfigException {
             List<NodeOption> tlsOptions = List.of(NodeOption.TLS_CERT, NodeOption.TLS_KEY, NodeOption.TLS_CA);
-            List<NodeOption> given = tlsOptions.stream().filter(o -> raw.get(o) != null).toList();
+            List<NodeOption> tlsGiven = tlsOptions.stream().filter(o -> raw.get(o) != null).toList();
             TlsFiles tls = null;
-            if (!given.isEmpty() && given.size() < tlsOptions.size()) {
+            if (!tlsGiven.isEmpty() && tlsGiven.size() < tlsOptions.size()) {
                 List<String> missing = tlsOptions.stream().filter(o -> raw.get(o) == null).map(this::name).toList();
                 throw new ConfigException(String.join(" and ", missing) + " must be given with "
-                        + String.join(" and ", given.stream().map(this::name).toList())
+                        + String.join(" and ", tlsGiven.stream().map(this::name).toList())
                         + ": TLS needs a certificate, its key and the CA");
             }
-            if (!given.isEmpty()) {
+            if (!tlsGiven.isEmpty()) {
                 Map<Path, NodeOption> byFile = new HashMap<>();
                 for (NodeOption o : tlsOptions) {
                     byFile.putIfAbsent(file(o), o);

@@ -3,6 +3,7 @@ package io.kvorum.node.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvorum.node.LogCapture;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -18,21 +19,46 @@ class MembershipStoreTest {
         return Membership.first(name, Topology.parse(spec), rf);
     }
 
+    private static MembershipStore.Seed given(Membership options) {
+        return new MembershipStore.Seed(options, true, true, true);
+    }
+
     @Test
     void theSeedIsStoredOnceAndLaterStartsGetTheStoredMembershipWhateverTheOptions() throws Exception {
         Membership first = membership("prod", "n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081", 2);
         MembershipStore store = new MembershipStore(dir);
 
-        assertThat(store.loadComparedWith(first)).as("nothing stored before a start succeeded").isNull();
+        assertThat(store.loadComparedWith(given(first))).as("nothing stored before a start succeeded").isNull();
         assertThat(store.storeIfAbsent(first)).isTrue();
         assertThat(Files.exists(dir.resolve(MembershipStore.FILE_NAME))).isTrue();
 
         Membership otherOptions = membership("test", "n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081,n3=127.0.0.1:8082:9082", 3);
-        Membership again = new MembershipStore(dir).loadComparedWith(otherOptions);
+        Membership again = new MembershipStore(dir).loadComparedWith(given(otherOptions));
         assertThat(again).isEqualTo(first);
         assertThat(again.identity()).as("the identity is stored, not recomputed").isEqualTo(first.identity());
         assertThat(Files.list(dir).map(p -> p.getFileName().toString()))
                 .as("no temporary file left behind").containsExactly(MembershipStore.FILE_NAME);
+    }
+
+    @Test
+    void onlyAnOptionTheOperatorGaveIsSaidToDifferFromTheStoredMembership() throws Exception {
+        new MembershipStore(dir).store(membership("prod", "n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081", 2));
+        // What a restart with none of the three options seeds: the defaults, and an RF derived from --cluster.
+        Membership defaults = membership("kvorum", "n1=127.0.0.1:8080:9080", 1);
+        LogCapture logs = new LogCapture();
+        logs.attach();
+        try {
+            new MembershipStore(dir).loadComparedWith(new MembershipStore.Seed(defaults, false, false, false));
+            assertThat(logs.problems()).as("defaults left alone differ from nothing").isEmpty();
+
+            new MembershipStore(dir).loadComparedWith(given(defaults));
+            assertThat(logs.problems()).hasSize(3)
+                    .anySatisfy(line -> assertThat(line).contains("--cluster differs"))
+                    .anySatisfy(line -> assertThat(line).contains("--cluster-name 'kvorum' differs from the stored cluster name 'prod'"))
+                    .anySatisfy(line -> assertThat(line).contains("--replication-factor 1 differs from the cluster's, 2"));
+        } finally {
+            logs.detach();
+        }
     }
 
     @Test
@@ -73,7 +99,7 @@ class MembershipStoreTest {
                 + "\"replicationFactor\":1}"}) {
             Files.writeString(file, damage);
 
-            assertThatThrownBy(() -> new MembershipStore(dir).loadComparedWith(membership("kvorum", "n1=127.0.0.1:8080:9080", 1)))
+            assertThatThrownBy(() -> new MembershipStore(dir).loadComparedWith(given(membership("kvorum", "n1=127.0.0.1:8080:9080", 1))))
                     .as(damage).isInstanceOf(InvalidTopologyException.class)
                     .hasMessageContaining(MembershipStore.FILE_NAME).hasMessageContaining("damaged")
                     .as("one line in words (SPEC §1): no class name, no link").hasMessageNotContaining("\n")

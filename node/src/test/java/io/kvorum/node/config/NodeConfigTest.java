@@ -63,6 +63,21 @@ class NodeConfigTest {
     }
 
     @Test
+    void theSeedSaysWhichOfItsOptionsWereGivenRatherThanDerived() throws ConfigException {
+        NodeConfig derived = parse(NodeOption.CLUSTER, THREE, NodeOption.NODE_ID, "n2");
+        assertThat(derived.seed().membership().replicationFactor()).isEqualTo(3);
+        assertThat(derived.seed().clusterGiven()).isTrue();
+        assertThat(derived.seed().nameGiven()).isFalse();
+        assertThat(derived.seed().replicationFactorGiven()).as("derived from --cluster").isFalse();
+
+        NodeConfig explicit = parse(NodeOption.CLUSTER, THREE, NodeOption.NODE_ID, "n2",
+                NodeOption.CLUSTER_NAME, "prod", NodeOption.REPLICATION_FACTOR, "3");
+        assertThat(explicit.seed().nameGiven()).isTrue();
+        assertThat(explicit.seed().replicationFactorGiven()).as("given, even though equal to the derived value").isTrue();
+        assertThat(NodeConfig.defaults().seed().clusterGiven()).isFalse();
+    }
+
+    @Test
     void theOnlyEntryIsTheNodeWhenNoIdIsGiven() throws ConfigException {
         NodeConfig c = parse(NodeOption.CLUSTER, "solo=[::1]:7000:7001");
         assertThat(c.self().id()).isEqualTo("solo");
