@@ -1,0 +1,47 @@
+package io.kvorum.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code ./kvorum certs}, the operators' way to a CA and node certificates (README, "Securing a cluster"). */
+@Timeout(120)
+class KvorumCertsTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aBadArgumentAnywhereWritesNothing() {
+        Path dir = tmp.resolve("pki");
+
+        assertThatThrownBy(() -> KvorumCerts.make(dir, "n1", "n2", "n/3"))
+                .isInstanceOf(IOException.class).hasMessageContaining("'n/3' is not a node id").hasMessageContaining("nothing written");
+        assertThatThrownBy(() -> KvorumCerts.make(dir, "n1", "n2=not a host"))
+                .isInstanceOf(IOException.class).hasMessageContaining("is not a host name or IP address");
+
+        assertThat(dir).as("not even the CA: the arguments are checked first").doesNotExist();
+    }
+
+    @Test
+    void runningItAgainKeepsTheCaAndReissuesTheNodesNamed() throws Exception {
+        Path dir = KvorumCerts.make(tmp.resolve("pki"), "n1", "n2");
+        String ca = Files.readString(dir.resolve("ca.pem"));
+        String n1Key = Files.readString(dir.resolve("n1.key"));
+        String n2Key = Files.readString(dir.resolve("n2.key"));
+
+        KvorumCerts.make(dir, "n1", "n3");
+
+        assertThat(Files.readString(dir.resolve("ca.pem"))).as("the CA is reused").isEqualTo(ca);
+        assertThat(Files.readString(dir.resolve("n1.key"))).as("n1 renewed with a new key").isNotEqualTo(n1Key);
+        assertThat(Files.readString(dir.resolve("n2.key"))).as("a node not named is left alone").isEqualTo(n2Key);
+        assertThat(dir.resolve("n3.pem")).isRegularFile();
+        assertThat(dir.resolve("n3.key")).isRegularFile();
+    }
+}
