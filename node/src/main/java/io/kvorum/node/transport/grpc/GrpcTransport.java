@@ -30,6 +30,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class GrpcTransport implements PeerTransport {
 
+    /** See {@link #maxCallsPerConnection}. */
+    private static final int CALLS_BESIDES_RANGES = 1024;
+
     /** The production transport, for {@code KvorumNode}. */
     public static final Factory FACTORY = GrpcTransport::new;
 
@@ -83,10 +86,23 @@ public final class GrpcTransport implements PeerTransport {
                 .channelType(loops.serverChannel())
                 .directExecutor() // handlers only enqueue storage work; they never block
                 .maxInboundMessageSize(maxMessage())
+                .maxConcurrentCallsPerConnection(maxCallsPerConnection(config.maxConnections()))
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build()
                 .start();
+    }
+
+    /**
+     * Calls one connection may hold open at once (HTTP/2's {@code SETTINGS_MAX_CONCURRENT_STREAMS}):
+     * a peer opens one range scan per client connection it serves a range on, plus a few long-lived
+     * streams (replication, an anti-entropy round) and unary calls; {@value #CALLS_BESIDES_RANGES}
+     * leaves room for those many times over. gRPC clients queue calls past it until one ends; a
+     * client that ignores it has its streams refused. Without it, calls that never send a message
+     * would each hold server state for as long as the connection lives.
+     */
+    static int maxCallsPerConnection(int maxClientConnections) {
+        return (int) Math.min(Integer.MAX_VALUE, (long) maxClientConnections + CALLS_BESIDES_RANGES);
     }
 
     private int maxMessage() {
