@@ -63,6 +63,7 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
     private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>(); // Entry, END or IOException
     private final AtomicLong buffered = new AtomicLong();
     private volatile boolean reading;
+    private volatile boolean closed;
     private boolean finished;
     private IOException failure;
 
@@ -99,13 +100,20 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
         return opened;
     }
 
-    /** The next entry, or null after the last one. */
+    /**
+     * The next entry, or null after the last one.
+     *
+     * @throws IllegalStateException after {@link #close()} stopped the range early
+     */
     public Entry next() throws IOException {
         if (failure != null) {
             throw failure;
         }
         if (finished) {
             return null;
+        }
+        if (closed) {
+            throw new IllegalStateException("the range reader is closed");
         }
         Object o;
         try {
@@ -183,9 +191,13 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
                 false).onClose(this::close);
     }
 
-    /** Closes the connection; the node stops streaming. */
+    /**
+     * Closes the connection; the node stops streaming. A reader that is not read to its end holds
+     * its connection until it is closed (or the client is).
+     */
     @Override
     public void close() {
+        closed = true;
         channel.close();
     }
 
@@ -215,7 +227,8 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
     /** The range stream ended without its terminating chunk: a node failed mid-range. */
     public static final class TruncatedRangeException extends IOException {
         public TruncatedRangeException() {
-            super("range stream was truncated: a node failed before it ended");
+            super("range stream was truncated: its connection closed before the range ended (a node failed, "
+                    + "or the client was closed)");
         }
     }
 

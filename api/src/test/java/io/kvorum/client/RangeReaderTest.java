@@ -59,6 +59,16 @@ class RangeReaderTest {
     }
 
     @Test
+    void aReaderClosedEarlyReadsNoMore() throws Exception {
+        try (OneShotServer server = OneShotServer.answering(CHUNKED_200 + chunk("a", "1") + chunk("b", "2") + "0\r\n\r\n");
+             RangeReader reader = range(server, "a", null)) {
+            assertThat(reader.next()).isEqualTo(entry("a", "1"));
+            reader.close();
+            assertThatThrownBy(reader::next).isInstanceOf(IllegalStateException.class).hasMessage("the range reader is closed");
+        }
+    }
+
+    @Test
     void chunkExtensionsAreIgnored() throws Exception {
         String entry = "k\nv";
         try (OneShotServer server = OneShotServer.answering(CHUNKED_200 + "3;name=x\r\n" + entry + "\r\n0\r\n\r\n");
