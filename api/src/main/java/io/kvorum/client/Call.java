@@ -41,10 +41,14 @@ final class Call<R, T> {
     private final Attempt<R> attempt;
     private final Function<R, T> outcome;
     private final String what;
+    private final Duration timeout;
     private final long deadline;
     final CompletableFuture<T> result = new CompletableFuture<>();
     private final Set<Endpoint> tried = new HashSet<>();
+    /** What the earlier attempts failed with, for the final failure to carry as suppressed; event-loop confined after the first attempt. */
+    private final List<Throwable> earlier = new ArrayList<>();
     private volatile CompletableFuture<R> current;
+    private volatile Endpoint currentEndpoint;
     private int attempts;
 
     Call(KvorumClient client, byte[] key, Duration timeout, String what, Attempt<R> attempt, Function<R, T> outcome) {
@@ -55,11 +59,42 @@ final class Call<R, T> {
         this.what = what;
         this.attempt = attempt;
         this.outcome = outcome;
-        this.deadline = System.nanoTime() + timeout.toNanos();
-        io.netty.util.concurrent.ScheduledFuture<?> timer = group.schedule(
-                () -> fail(new KvorumTimeoutException(what + " timed out after " + timeout.toMillis() + " ms")),
-                timeout.toNanos(), TimeUnit.NANOSECONDS);
+        this.timeout = timeout;
+        long timeoutNanos = nanos(timeout);
+        this.deadline = System.nanoTime() + timeoutNanos;
+        io.netty.util.concurrent.ScheduledFuture<?> timer = group.schedule(this::deadlinePassed, timeoutNanos, TimeUnit.NANOSECONDS);
         result.whenComplete((v, e) -> timer.cancel(false));
+    }
+
+    /** Longer timeouts than this (a century) are this: "no timeout" without overflowing a deadline. */
+    static final long MAX_TIMEOUT_NANOS = Long.MAX_VALUE / 4;
+
+    /** {@code timeout} in nanoseconds, at most {@link #MAX_TIMEOUT_NANOS}. */
+    static long nanos(Duration timeout) {
+        return timeout.compareTo(Duration.ofNanos(MAX_TIMEOUT_NANOS)) > 0 ? MAX_TIMEOUT_NANOS : timeout.toNanos();
+    }
+
+    /** "250 ms", or "0.3 ms" below a millisecond. */
+    static String describe(Duration timeout) {
+        return timeout.compareTo(Duration.ofMillis(1)) >= 0 ? timeout.toMillis() + " ms"
+                : String.format(java.util.Locale.ROOT, "%.3f ms", timeout.toNanos() / 1e6);
+    }
+
+    /**
+     * The deadline passed: the call fails, and the endpoint of the attempt in progress is suspected
+     * of hanging (a node that refuses connections is found at once; one that accepts and never
+     * answers only so).
+     */
+    private void deadlinePassed() {
+        if (result.isDone()) {
+            return;
+        }
+        Endpoint e = currentEndpoint;
+        fail(new KvorumTimeoutException(what + " timed out after " + describe(timeout)
+                + (e != null ? " (waiting for " + e.peer() + ")" : "")));
+        if (e != null) {
+            e.suspect();
+        }
     }
 
     Call<R, T> start() {
@@ -91,6 +126,7 @@ final class Call<R, T> {
             return;
         }
         current = f;
+        currentEndpoint = endpoint;
         if (result.isDone()) { // the deadline passed while this attempt was being started
             f.completeExceptionally(new KvorumTimeoutException(what + " timed out"));
         }
@@ -149,19 +185,30 @@ final class Call<R, T> {
         if (result.isDone()) {
             return;
         }
-        if (error instanceof ConnectException || servesElsewhere(error)) {
+        if (error instanceof ConnectException && !Endpoint.isTlsRefusal(error) || servesElsewhere(error)) {
             endpoint.markDown(error);
         }
         Duration delay = retryDelay(error);
         if (delay == null || attempts >= policy.maxAttempts() || System.nanoTime() + delay.toNanos() >= deadline) {
-            result.completeExceptionally(wrap(error));
+            giveUp(error);
             return;
         }
+        earlier.add(error);
         try {
             group.schedule(this::next, delay.toNanos(), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
-            result.completeExceptionally(wrap(error)); // the client is closing
+            giveUp(error); // the client is closing
         }
+    }
+
+    /** Fails the call with the last attempt's error, carrying the earlier attempts' (other nodes') as suppressed. */
+    private void giveUp(Throwable last) {
+        for (Throwable e : earlier) {
+            if (e != last) {
+                last.addSuppressed(e);
+            }
+        }
+        result.completeExceptionally(wrap(last));
     }
 
     /**
@@ -179,6 +226,9 @@ final class Call<R, T> {
     private Duration retryDelay(Throwable error) {
         if (error instanceof OverloadedException o) {
             return o.isLocal() ? null : o.retryAfter().map(policy::retryAfter).orElseGet(() -> policy.backoff(attempts));
+        }
+        if (Endpoint.isTlsRefusal(error)) {
+            return null; // a certificate the client does not trust, a protocol it does not speak: the same next time
         }
         if (error instanceof ConnectException || error instanceof KvorumConnectionException) {
             return policy.backoff(attempts); // every request the client sends is idempotent

@@ -16,17 +16,21 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
+import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
@@ -43,8 +47,11 @@ import javax.net.ssl.SSLParameters;
  * <p>Health: an endpoint that refuses a connection, or answers {@code 503} with
  * {@code Retry-After: 0} (it is not a member, or its clock is off: another node serves now), is
  * marked down and probed with {@code GET /v0/status} every {@code probeInterval} until it answers
- * 200 (or a request to it gets another answer). Selection prefers healthy endpoints but still uses
- * a down one when no other is left.
+ * 200 (or a request to it gets another answer). One that left a call unanswered past its deadline
+ * (a node that hangs: stopped, paused, cut off, which a refused connection never shows) is probed
+ * at once, and marked down too unless its status answers within the probe's timeout: a node that
+ * was only slow for that call stays up. Selection prefers healthy endpoints but still uses a down
+ * one when no other is left.
  */
 final class Endpoint {
 
@@ -57,6 +64,7 @@ final class Endpoint {
     private final List<Connection> connections = new ArrayList<>(); // guarded by this
     private volatile boolean healthy = true;
     private volatile boolean closed;
+    private final AtomicBoolean suspectProbing = new AtomicBoolean();
 
     Endpoint(URI uri, EventLoopGroup group, ClientSettings settings) {
         this.uri = uri;
@@ -81,7 +89,7 @@ final class Endpoint {
                         ch.pipeline()
                                 .addLast("codec", new HttpClientCodec(new HttpDecoderConfig(), false, false))
                                 .addLast("aggregator", new HttpObjectAggregator(settings.maxResponseBytes()))
-                                .addLast("exchanges", new ExchangeHandler(common, peer));
+                                .addLast("exchanges", new ExchangeHandler(common, peer, settings.maxResponseBytes()));
                     }
                 });
     }
@@ -104,14 +112,40 @@ final class Endpoint {
         }
     }
 
-    /** Why a request could not be written: a failed TLS handshake says so. */
-    static KvorumConnectionException sendFailure(String peer, Throwable cause) {
+    /**
+     * Why a request could not be written. A failed TLS handshake is a {@link ConnectException}
+     * (no request reached the node) that {@link #isTlsRefusal} recognises: a certificate the
+     * client does not trust fails the same way on every attempt.
+     */
+    static IOException sendFailure(String peer, Throwable cause) {
         for (Throwable t = cause; t != null; t = t.getCause()) {
+            if (t instanceof NotSslRecordException) { // its message is a hex dump of what came instead
+                return tlsRefusal("TLS handshake with " + peer + " failed: it answered without TLS (a plain http:// node?)", cause);
+            }
             if (t instanceof SSLException) {
-                return new KvorumConnectionException("TLS handshake with " + peer + " failed: " + t.getMessage(), cause);
+                return tlsRefusal("TLS handshake with " + peer + " failed: " + t.getMessage(), cause);
             }
         }
         return new KvorumConnectionException("could not send to " + peer, cause);
+    }
+
+    private static ConnectException tlsRefusal(String message, Throwable cause) {
+        ConnectException e = new ConnectException(message);
+        e.initCause(cause);
+        return e;
+    }
+
+    /** Whether {@code error} is a TLS handshake that failed ({@link #sendFailure}). */
+    static boolean isTlsRefusal(Throwable error) {
+        if (!(error instanceof ConnectException)) {
+            return false;
+        }
+        for (Throwable t = error.getCause(); t != null; t = t.getCause()) {
+            if (t instanceof SSLException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static SslHandler tlsHandler(SocketChannel ch, SslContext tls, URI uri) {
@@ -145,9 +179,18 @@ final class Endpoint {
             x.result.completeExceptionally(e);
             return x.result;
         }
-        x.result.whenComplete((r, e) -> c.pending.decrementAndGet());
+        x.result.whenComplete((r, e) -> {
+            c.pending.decrementAndGet();
+            if (e != null && x.written()) {
+                drop(c); // its exchange closes it: no request may be queued on it meanwhile
+            }
+        });
         c.write(x);
         return x.result;
+    }
+
+    private synchronized void drop(Connection c) {
+        connections.remove(c);
     }
 
     private synchronized Connection acquire() {
@@ -236,18 +279,45 @@ final class Endpoint {
         if (healthy || closed) {
             return;
         }
-        Exchange x = new Exchange(HttpMethod.GET, "/v0/status", null);
-        io.netty.util.concurrent.ScheduledFuture<?> timer = group.schedule(
-                () -> x.abort(new KvorumTimeoutException("status probe of " + peer + " timed out")),
-                settings.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        send(x).whenComplete((r, e) -> {
-            timer.cancel(false);
+        status().whenComplete((r, e) -> {
             if (e == null && r.status() == 200) {
                 markUp();
             } else {
                 scheduleProbe();
             }
         });
+    }
+
+    /**
+     * A call sent here got no answer before its deadline: marks this endpoint down unless its
+     * status answers (whatever it says) within the probe's timeout. One probe at a time.
+     */
+    void suspect() {
+        if (!healthy || closed || !suspectProbing.compareAndSet(false, true)) {
+            return;
+        }
+        status().whenComplete((r, e) -> {
+            suspectProbing.set(false);
+            if (e != null && !(Call.unwrap(e) instanceof OverloadedException)) { // refused locally: no answer was awaited
+                markDown(new KvorumTimeoutException("a call and then a status probe got no answer in time"));
+            }
+        });
+    }
+
+    /** {@code GET /v0/status}, failed with {@link KvorumTimeoutException} after the probe's timeout. */
+    private CompletableFuture<Response> status() {
+        Exchange x = new Exchange(HttpMethod.GET, "/v0/status", null);
+        Duration timeout = probeTimeout();
+        io.netty.util.concurrent.ScheduledFuture<?> timer = group.schedule(
+                () -> x.abort(new KvorumTimeoutException("status probe of " + peer + " timed out after "
+                        + timeout.toMillis() + " ms")), timeout.toNanos(), TimeUnit.NANOSECONDS);
+        return send(x).whenComplete((r, e) -> timer.cancel(false));
+    }
+
+    /** How long a status probe waits: the connect timeout, or the request timeout when shorter. */
+    private Duration probeTimeout() {
+        Duration connect = settings.connectTimeout();
+        return connect.compareTo(settings.requestTimeout()) < 0 ? connect : settings.requestTimeout();
     }
 
     void close() {

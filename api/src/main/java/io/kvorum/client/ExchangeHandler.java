@@ -7,6 +7,7 @@ import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.TooLongHttpContentException;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -21,11 +22,14 @@ final class ExchangeHandler extends ChannelDuplexHandler {
     private final ArrayDeque<Exchange> inFlight = new ArrayDeque<>();
     private final HttpHeaders common;
     private final String peer;
+    private final int maxResponseBytes;
     private Throwable error;
+    private boolean answered;
 
-    ExchangeHandler(HttpHeaders common, String peer) {
+    ExchangeHandler(HttpHeaders common, String peer, int maxResponseBytes) {
         this.common = common;
         this.peer = peer;
+        this.maxResponseBytes = maxResponseBytes;
     }
 
     @Override
@@ -47,6 +51,7 @@ final class ExchangeHandler extends ChannelDuplexHandler {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         try {
             FullHttpResponse response = (FullHttpResponse) msg;
+            answered = true;
             Exchange x = inFlight.poll();
             if (response.decoderResult().isFailure()) {
                 fail(x, new IOException("malformed HTTP answer from " + peer, response.decoderResult().cause()));
@@ -68,7 +73,9 @@ final class ExchangeHandler extends ChannelDuplexHandler {
     public void channelInactive(ChannelHandlerContext ctx) {
         if (!inFlight.isEmpty()) {
             KvorumConnectionException lost = new KvorumConnectionException("connection to " + peer
-                    + " closed with " + inFlight.size() + " request(s) unanswered", error);
+                    + " closed with " + inFlight.size() + " request(s) unanswered"
+                    + (answered || error != null ? "" : " and no answer ever received on it (if the node serves HTTPS, "
+                    + "its endpoint is https://)"), error);
             for (Exchange x = inFlight.poll(); x != null; x = inFlight.poll()) {
                 fail(x, lost);
             }
@@ -79,6 +86,13 @@ final class ExchangeHandler extends ChannelDuplexHandler {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         KvorumClient.LOG.log(System.Logger.Level.DEBUG, "connection to {0} failed: {1}", peer, cause.toString());
+        if (cause instanceof TooLongHttpContentException) {
+            // The answer being read belongs to the oldest request. It is too large for this client,
+            // and would be as large again on a retry: that request fails for good, and the
+            // connection, whose answer was cut, closes (the requests behind it are retried).
+            fail(inFlight.poll(), new ResponseTooLargeException("the answer from " + peer + " is larger than "
+                    + "maxResponseBytes (" + maxResponseBytes + " bytes)", cause));
+        }
         error = cause;
         ctx.close();
     }

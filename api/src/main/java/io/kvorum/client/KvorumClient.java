@@ -67,10 +67,15 @@ import javax.net.ssl.SSLException;
  *       refused locally when the client's pending-request bound is reached), {@link NotEnoughReplicasException}
  *       (504), a plain {@code KvorumException} for other statuses;</li>
  *   <li>an {@link IOException} when no answer came: {@link java.net.ConnectException} when no
- *       connection could be made (the call had no effect), {@link KvorumConnectionException} when
- *       the connection was lost with the request sent or queued, {@link KvorumTimeoutException}
- *       when the deadline passed (outcome unknown for both).</li>
+ *       connection could be made (the call had no effect; a failed TLS handshake is one too, and is
+ *       not retried: an untrusted certificate fails the same way every time), {@link KvorumConnectionException}
+ *       when the connection was lost with the request sent or queued, {@link KvorumTimeoutException}
+ *       when the deadline passed (outcome unknown for both); {@link ResponseTooLargeException} when
+ *       an answer was over {@link Builder#maxResponseBytes} (not retried).</li>
  * </ul>
+ * A call that was retried fails with its last attempt's exception, the earlier attempts' (often
+ * other nodes') attached as {@linkplain Throwable#getSuppressed() suppressed}. Cancelling a future
+ * does not recall its request: a write already sent may still be stored.
  * The blocking methods throw the same exceptions: {@code KvorumException}s unchecked,
  * connection failures as the checked {@code IOException}s.
  *
@@ -87,7 +92,10 @@ import javax.net.ssl.SSLException;
  * and at most {@link Builder#maxPendingPerConnection} wait on each. A node answers the requests
  * of one connection in order, so a request whose deadline passes while it waits closes its
  * connection: the requests queued behind it fail with {@link KvorumConnectionException} and are
- * retried as the policy allows. Ranges ({@link #range}) use a connection of their own.
+ * retried as the policy allows. The node it waited for is then probed ({@code GET /v0/status}) and,
+ * when that gets no answer in time either (a node that hangs rather than refuses connections), it
+ * is skipped like a node that is down until a probe answers. Ranges ({@link #range}) use a
+ * connection of their own.
  *
  * <h2>Membership</h2>
  * A client built with {@link Builder#routeToReplicas()} follows the cluster's membership (SPEC §8):
@@ -257,7 +265,11 @@ public final class KvorumClient implements AutoCloseable {
         return deliver(call.result);
     }
 
-    /** Whether a node (the one the selector picks) answers {@code GET /v0/status} with 200. */
+    /**
+     * Whether a node (the one the selector picks) answers {@code GET /v0/status} with 200. The
+     * status needs no token (SPEC §7): true says a node serves, not that this client's
+     * {@linkplain Builder#bearerToken token} is valid; a call with a bad one fails with {@link UnauthorizedException}.
+     */
     public CompletableFuture<Boolean> isReady() {
         ensureOpen();
         Call<Response, Boolean> call = call(null, settings.requestTimeout(), "GET /v0/status",
@@ -451,8 +463,22 @@ public final class KvorumClient implements AutoCloseable {
         return null;
     }
 
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
+    /**
+     * A key as the UTF-8 bytes the node stores. A string that is not well-formed UTF-16 (a lone
+     * surrogate) has no such bytes: {@code String.getBytes} would quietly store a {@code '?'} in
+     * its place, and two different keys would be one.
+     */
+    static byte[] utf8(String key) {
+        Objects.requireNonNull(key, "key");
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException("a key must be well-formed UTF-16: a lone surrogate at index " + i);
+            }
+        }
+        return key.getBytes(StandardCharsets.UTF_8);
     }
 
     /** Percent-encodes every byte that is not unreserved, so any key bytes survive the trip. */
@@ -513,6 +539,12 @@ public final class KvorumClient implements AutoCloseable {
             if (ack < 0 || from < 0) {
                 throw new IllegalArgumentException("ack and from must be positive, or 0 for the default");
             }
+            if (ack > 0 && from > 0 && ack > from) {
+                throw new IllegalArgumentException("ack=" + ack + " is more than from=" + from);
+            }
+            if (ttl != null && ttl.compareTo(Duration.ofMillis(1)) < 0) {
+                throw new IllegalArgumentException("ttl must be at least 1 ms (the node counts it in whole milliseconds), got " + ttl);
+            }
             if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
                 throw new IllegalArgumentException("timeout must be positive");
             }
@@ -527,12 +559,15 @@ public final class KvorumClient implements AutoCloseable {
             return new Options(ack, from, null, null);
         }
 
-        /** The value expires {@code ttl} after the node receives the write. */
+        /** The value expires {@code ttl} (at least 1 ms; counted in whole milliseconds) after the node receives the write. */
         public Options withTtl(Duration ttl) {
             return new Options(ack, from, ttl, timeout);
         }
 
-        /** The call fails with {@link KvorumTimeoutException} once {@code timeout} passed, retries included. */
+        /**
+         * The call fails with {@link KvorumTimeoutException} once {@code timeout} passed, retries
+         * included. A timeout of a century or more is taken as a century ("no timeout").
+         */
         public Options withTimeout(Duration timeout) {
             return new Options(ack, from, ttl, Objects.requireNonNull(timeout, "timeout"));
         }
@@ -576,7 +611,14 @@ public final class KvorumClient implements AutoCloseable {
         private Builder() {
         }
 
-        /** The nodes to talk to, {@code http://host:port}, at least one. */
+        /**
+         * The nodes to talk to, {@code http://host:port} or {@code https://host:port}, at least one,
+         * each once. Without a port, 80 and 443, as in any URL (a node listens on 8080 by default).
+         *
+         * @throws IllegalArgumentException for another scheme, a path, a query or fragment, user
+         *                                  info (the client authenticates with {@link #bearerToken}),
+         *                                  port 0, or an endpoint given twice
+         */
         public Builder endpoints(URI... endpoints) {
             return endpoints(Arrays.asList(endpoints));
         }
@@ -584,7 +626,11 @@ public final class KvorumClient implements AutoCloseable {
         public Builder endpoints(List<URI> endpoints) {
             List<URI> normalized = new ArrayList<>();
             for (URI uri : endpoints) {
-                normalized.add(normalize(uri));
+                URI n = normalize(uri);
+                if (normalized.contains(n)) {
+                    throw new IllegalArgumentException("endpoint " + n + " is given twice");
+                }
+                normalized.add(n);
             }
             this.endpoints = List.copyOf(normalized);
             return this;
@@ -716,7 +762,9 @@ public final class KvorumClient implements AutoCloseable {
          * The client. With {@link #routeToReplicas()}, first reads the membership from the seeds
          * (each in turn until one answers, within the request timeout).
          *
-         * @throws UncheckedIOException when routing to replicas and no seed described the membership
+         * @throws UncheckedIOException when routing to replicas and no seed could be reached
+         * @throws KvorumException       when routing to replicas and a seed refused to describe the
+         *                               membership ({@link UnauthorizedException} without a valid token)
          */
         public KvorumClient build() {
             if (endpoints.isEmpty()) {
@@ -756,13 +804,22 @@ public final class KvorumClient implements AutoCloseable {
 
         private static URI normalize(URI uri) {
             Objects.requireNonNull(uri, "endpoint");
+            if (uri.getRawUserInfo() != null) { // never echoed: it may hold a password
+                throw new IllegalArgumentException("an endpoint carries no user info (user:password@); the client "
+                        + "authenticates with bearerToken(...): " + uri.getScheme() + "://" + uri.getHost()
+                        + (uri.getPort() >= 0 ? ":" + uri.getPort() : ""));
+            }
             String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
             if (!scheme.equals("http") && !scheme.equals("https") || uri.getHost() == null) {
                 throw new IllegalArgumentException("an endpoint is http://host:port or https://host:port, not " + uri);
             }
             String path = uri.getRawPath();
-            if (path != null && !path.isEmpty() && !path.equals("/") || uri.getRawQuery() != null) {
-                throw new IllegalArgumentException("an endpoint has no path or query: " + uri);
+            if (path != null && !path.isEmpty() && !path.equals("/") || uri.getRawQuery() != null
+                    || uri.getRawFragment() != null) {
+                throw new IllegalArgumentException("an endpoint has no path, query or fragment: " + uri);
+            }
+            if (uri.getPort() == 0) {
+                throw new IllegalArgumentException("an endpoint's port is 1 to 65535: " + uri);
             }
             return URI.create(scheme + "://" + uri.getRawAuthority());
         }

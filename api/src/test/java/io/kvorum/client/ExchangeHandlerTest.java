@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 class ExchangeHandlerTest {
 
     private final HttpHeaders common = new DefaultHttpHeaders().set(HttpHeaderNames.HOST, "n1:8080");
-    private final EmbeddedChannel channel = new EmbeddedChannel(new ExchangeHandler(common, "n1:8080"));
+    private final EmbeddedChannel channel = new EmbeddedChannel(new ExchangeHandler(common, "n1:8080", 1 << 20));
 
     private static FullHttpResponse response(int status, String body) {
         return new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status),

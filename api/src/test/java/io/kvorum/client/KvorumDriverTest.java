@@ -190,11 +190,83 @@ class KvorumDriverTest {
     }
 
     @Test
-    void withEveryEndpointDownACallFailsWithAConnectException() throws Exception {
-        KvorumClient kv = client(KvorumClient.builder().endpoints(URI.create("http://127.0.0.1:" + closedPort()))
-                .retryPolicy(new RetryPolicy(3, Duration.ofMillis(1), Duration.ofMillis(5))));
-        assertThat(failure(kv.get("k"))).isInstanceOf(ConnectException.class);
+    void withEveryEndpointDownACallFailsWithAConnectExceptionThatNamesEveryOneTried() throws Exception {
+        int first = closedPort();
+        int second = closedPort();
+        KvorumClient kv = client(KvorumClient.builder().endpoints(URI.create("http://127.0.0.1:" + first),
+                        URI.create("http://127.0.0.1:" + second))
+                .retryPolicy(new RetryPolicy(2, Duration.ofMillis(1), Duration.ofMillis(5))));
+        Throwable failure = failure(kv.get("k"));
+        assertThat(failure).isInstanceOf(ConnectException.class);
+        assertThat(failure.getSuppressed()).as("the other endpoint's failure").hasSize(1);
+        assertThat(failure.getMessage() + failure.getSuppressed()[0].getMessage())
+                .contains(":" + first).contains(":" + second);
         assertThat(kv.isReady().join()).isFalse();
+    }
+
+    @Test
+    void aNodeThatHangsIsSkippedOnceACallTimedOutOnItAndItsStatusDidToo() throws Exception {
+        FakeNode hung = node((r, n) -> FakeNode.SILENCE); // accepts connections, never answers: stopped, paused
+        FakeNode serving = node(echo());
+        KvorumClient kv = client(KvorumClient.builder().endpoints(hung.uri(), serving.uri())
+                .requestTimeout(Duration.ofMillis(300)).probeInterval(Duration.ofSeconds(30)));
+        int failed = 0;
+        for (int i = 0; i < 20; i++) {
+            failed += kv.get("k" + i).handle((v, e) -> e == null ? 0 : 1).join();
+        }
+        assertThat(failed).as("the calls sent to it before a status probe timed out too; not every other call")
+                .isBetween(1, 2);
+        assertThat(kv.routing().endpoints().get(0).healthy()).isFalse();
+        assertThat(hung.seen).extracting(FakeNode.Seen::uri).contains("/v0/status");
+    }
+
+    @Test
+    void aNodeThatWasOnlySlowForOneCallStaysUp() throws Exception {
+        FakeNode slow = node((r, n) -> r.uri().startsWith("/v0/status") ? answer(200, "{}") : FakeNode.SILENCE);
+        KvorumClient kv = client(KvorumClient.builder().endpoints(slow.uri()).requestTimeout(Duration.ofMillis(300)));
+        assertThat(failure(kv.get("k"))).isInstanceOf(KvorumTimeoutException.class)
+                .hasMessageContaining("waiting for 127.0.0.1:" + slow.port());
+        await().atMost(Duration.ofSeconds(10)).until(() -> slow.seen.stream().anyMatch(s -> s.uri().equals("/v0/status")));
+        // A probe that got no answer would mark it down 300 ms after it was sent: it stays up throughout.
+        await().during(Duration.ofMillis(800)).atMost(Duration.ofSeconds(5))
+                .until(() -> kv.routing().endpoints().get(0).healthy());
+    }
+
+    @Test
+    void aRequestWhoseDeadlinePassedClosesItsConnectionSoThoseBehindItAreRetried() throws Exception {
+        // Both requests of the first connection go unanswered, as behind a request a node never answers.
+        FakeNode node = node((r, n) -> n < 2 ? FakeNode.SILENCE : echo().answer(r, n));
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri()).connectionsPerEndpoint(1)
+                .requestTimeout(Duration.ofSeconds(20)).retryPolicy(new RetryPolicy(2, Duration.ofMillis(1), Duration.ofMillis(5))));
+        CompletableFuture<Optional<byte[]>> overdue = kv.get("first", Options.DEFAULT.withTimeout(Duration.ofMillis(200)));
+        await().atMost(Duration.ofSeconds(10)).until(() -> node.seen.size() == 1);
+        CompletableFuture<Optional<byte[]>> behind = kv.get("second");
+
+        assertThat(failure(overdue)).isInstanceOf(KvorumTimeoutException.class);
+        assertThat(behind.get(10, TimeUnit.SECONDS)).as("retried on a new connection, long before its own deadline")
+                .hasValue("second".getBytes(UTF_8));
+        assertThat(node.connections).hasValue(2);
+    }
+
+    @Test
+    void anAnswerOverMaxResponseBytesFailsOnceAndSaysSo() throws Exception {
+        FakeNode node = node((r, n) -> r.uri().contains("big") ? answer(200, "x".repeat(2000)) : echo().answer(r, n));
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri()).maxResponseBytes(1000)
+                .retryPolicy(new RetryPolicy(3, Duration.ofMillis(1), Duration.ofMillis(5))));
+
+        assertThat(failure(kv.get("big"))).isInstanceOf(ResponseTooLargeException.class)
+                .hasMessageContaining("maxResponseBytes (1000 bytes)");
+        assertThat(node.seen).as("not fetched again: it would be as large").hasSize(1);
+        assertThat(kv.sync().get("small")).hasValue("small".getBytes(UTF_8));
+    }
+
+    @Test
+    void aTimeoutTooLongForNanosecondsMeansNoTimeout() throws Exception {
+        FakeNode node = node(echo());
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri()).requestTimeout(Duration.ofSeconds(Long.MAX_VALUE)));
+        assertThat(kv.get("a").get(10, TimeUnit.SECONDS)).hasValue("a".getBytes(UTF_8));
+        assertThat(kv.get("b", Options.DEFAULT.withTimeout(Duration.ofMillis(Long.MAX_VALUE))).get(10, TimeUnit.SECONDS))
+                .hasValue("b".getBytes(UTF_8));
     }
 
     @Test
@@ -352,6 +424,19 @@ class KvorumDriverTest {
     private static long clientThreads() {
         return Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.getName().startsWith("kvorum-client") && t.isAlive()).count();
+    }
+
+    @Test
+    void aBuilderRefusesCredentialsPortZeroFragmentsAndTheSameEndpointTwice() {
+        assertThatThrownBy(() -> KvorumClient.builder().endpoints(URI.create("http://admin:s3cret@h:8080")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bearerToken")
+                .hasMessageNotContaining("s3cret");
+        assertThatThrownBy(() -> KvorumClient.builder().endpoints(URI.create("http://h:0")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("port");
+        assertThatThrownBy(() -> KvorumClient.builder().endpoints(URI.create("http://h:8080#x")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fragment");
+        assertThatThrownBy(() -> KvorumClient.builder().endpoints(URI.create("http://h:8080"), URI.create("HTTP://h:8080/")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("given twice");
     }
 
     @Test

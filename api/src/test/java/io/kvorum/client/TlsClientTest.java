@@ -113,6 +113,30 @@ class TlsClientTest {
     }
 
     @Test
+    void aRefusedHandshakeIsAConnectFailureThatIsNotRetriedAndLeavesTheNodeUp() throws Exception {
+        FakeNode impostor = closing(FakeNode.startHttps(otherServerTls, tokenChecking("t")));
+        KvorumClient client = closing(KvorumClient.builder().endpoints(impostor.uri()).trustCertificates(pki.resolve("ours/ca.pem"))
+                .requestTimeout(Duration.ofSeconds(10)).retryPolicy(new RetryPolicy(3, Duration.ofMillis(1), Duration.ofMillis(5))).build());
+
+        assertThatThrownBy(() -> client.get("k").get(10, TimeUnit.SECONDS)).cause()
+                .isInstanceOf(java.net.ConnectException.class).hasMessageContaining("TLS handshake");
+        assertThat(impostor.connections).as("the same certificate would fail again: one attempt").hasValue(1);
+        assertThat(client.routing().endpoints().get(0).healthy()).as("the client's trust is at fault, not the node").isTrue();
+    }
+
+    @Test
+    void anHttpsEndpointThatAnswersPlainHttpIsNamedSoNotDumped() throws Exception {
+        FakeNode plain = closing(FakeNode.start(tokenChecking("t")));
+        java.net.URI https = java.net.URI.create("https://127.0.0.1:" + plain.port());
+        KvorumClient toPlain = closing(KvorumClient.builder().endpoints(https).trustCertificates(pki.resolve("ours/ca.pem"))
+                .requestTimeout(Duration.ofSeconds(10)).retryPolicy(RetryPolicy.NONE).build());
+
+        assertThatThrownBy(() -> toPlain.get("k").get(10, TimeUnit.SECONDS)).cause()
+                .isInstanceOf(java.net.ConnectException.class).hasMessageContaining("without TLS (a plain http:// node?)")
+                .hasMessageNotContaining("485454");
+    }
+
+    @Test
     void withoutTheCaTheJdkTrustStoreRefusesAPrivateCa() throws Exception {
         FakeNode node = closing(FakeNode.startHttps(serverTls, tokenChecking("t")));
         KvorumClient client = client(node, null, "t");
