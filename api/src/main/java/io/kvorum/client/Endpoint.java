@@ -161,8 +161,9 @@ final class Endpoint {
         return uri;
     }
 
+    /** Up, and not being probed after a call that got no answer in time (calls prefer others meanwhile). */
     boolean healthy() {
-        return healthy;
+        return healthy && !suspectProbing.get();
     }
 
     /** Headers every request to this node carries (Host, and Authorization when a token is set). */
@@ -290,7 +291,8 @@ final class Endpoint {
 
     /**
      * A call sent here got no answer before its deadline: marks this endpoint down unless its
-     * status answers (whatever it says) within the probe's timeout. One probe at a time.
+     * status answers (whatever it says) within the probe's timeout, and leaves it out of the
+     * healthy ones while it waits. One probe at a time.
      */
     void suspect() {
         if (!healthy || closed || !suspectProbing.compareAndSet(false, true)) {
