@@ -59,6 +59,11 @@ public final class BlockingKvorumClient {
         await(client, client.delete(key, options));
     }
 
+    /** {@link KvorumClient#range}, which blocks already: here so that this view has every call. */
+    public RangeReader range(String start, String end) throws IOException {
+        return client.range(start, end);
+    }
+
     public io.kvorum.client.placement.ClusterView cluster() throws IOException {
         return await(client, client.cluster());
     }

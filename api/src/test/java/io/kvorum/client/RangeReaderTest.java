@@ -69,6 +69,18 @@ class RangeReaderTest {
     }
 
     @Test
+    void theBlockingViewReadsRangesToo() throws Exception {
+        try (OneShotServer server = OneShotServer.answering(CHUNKED_200 + chunk("a", "1") + "0\r\n\r\n")) {
+            KvorumClient client = KvorumClient.create(server.base(), Duration.ofSeconds(5));
+            clients.add(client);
+            try (RangeReader reader = client.sync().range("a", null)) {
+                assertThat(reader.next()).isEqualTo(entry("a", "1"));
+                assertThat(reader.next()).isNull();
+            }
+        }
+    }
+
+    @Test
     void chunkExtensionsAreIgnored() throws Exception {
         String entry = "k\nv";
         try (OneShotServer server = OneShotServer.answering(CHUNKED_200 + "3;name=x\r\n" + entry + "\r\n0\r\n\r\n");
