@@ -3,6 +3,7 @@ package io.kvorum.node.transport.grpc;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.Status;
+import io.kvorum.node.util.Failures;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.cluster.MemberState;
 import io.kvorum.node.cluster.Membership;
@@ -100,12 +101,18 @@ record GrpcMembershipPeer(PeerChannel peer, Duration timeout, Duration changeTim
                 return new MembershipChangeException(reason, status.getDescription());
             }
         }
-        return failure(status);
+        return failure(status, t);
     }
 
     private MembershipChangeException failure(Status status) {
+        return failure(status, null);
+    }
+
+    /** @param cause what the call failed with, for a TLS reason that the status does not carry; null if none */
+    private MembershipChangeException failure(Status status, Throwable cause) {
         Function<String, String> said = what -> peer.peerId() + " " + what
-                + (status.getDescription() != null ? ": " + status.getDescription() : "");
+                + (status.getDescription() != null ? ": " + status.getDescription().lines().findFirst().orElse("") : "")
+                + Failures.tlsReason(cause); // grpc-netty's description of an I/O failure goes on to list the channel's handlers
         return switch (status.getCode()) {
             case UNAVAILABLE, DEADLINE_EXCEEDED, PERMISSION_DENIED -> new MembershipChangeException(Reason.UNAVAILABLE,
                     said.apply("is unreachable (" + status.getCode() + ")"));

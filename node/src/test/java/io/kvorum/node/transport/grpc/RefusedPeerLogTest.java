@@ -1,0 +1,52 @@
+package io.kvorum.node.transport.grpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvorum.node.LogCapture;
+import io.kvorum.node.util.Failures;
+import io.netty.handler.ssl.NotSslRecordException;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import javax.net.ssl.SSLHandshakeException;
+import org.junit.jupiter.api.Test;
+
+/** What a node logs of a peer connection refused for its security (operations.md, "Security"). */
+class RefusedPeerLogTest {
+
+    private static void negotiationFailed(Throwable thrown) {
+        LogRecord r = new LogRecord(Level.FINE, "TLS negotiation failed for new client.");
+        r.setThrown(thrown);
+        Logger.getLogger("io.grpc.netty.ProtocolNegotiators").log(r);
+    }
+
+    @Test
+    void aHandshakeBetweenTwoTlsNodesIsNotCalledPlaintext() {
+        RefusedPeerLog.installGrpcLogHandlers();
+        LogCapture logs = new LogCapture();
+        logs.attach();
+        try {
+            negotiationFailed(null); // what a member logs when a joiner of another CA refused its certificate
+            negotiationFailed(new SSLHandshakeException("Received fatal alert: certificate_unknown"));
+            negotiationFailed(new RuntimeException(new NotSslRecordException("not an SSL/TLS record: 474554")));
+        } finally {
+            logs.detach();
+        }
+        assertThat(logs.problems()).hasSize(3);
+        assertThat(logs.problems().subList(0, 2)).allSatisfy(line -> assertThat(line)
+                .contains("whose TLS handshake failed").contains("--tls-ca is another CA").doesNotContain("plaintext"));
+        assertThat(logs.problems().get(2)).contains("does not speak this node's protocol (NotSslRecordException)")
+                .as("never the bytes received").doesNotContain("474554");
+    }
+
+    @Test
+    void aTlsReasonIsTheValidatorsNotTheEnginesNorGrpcs() {
+        SSLHandshakeException engine = new SSLHandshakeException("General OpenSslEngine problem");
+        engine.initCause(new java.security.cert.CertPathValidatorException("unable to find valid certification path"));
+        Exception chain = io.grpc.Status.UNAVAILABLE.withDescription("io exception").withCause(engine).asRuntimeException();
+
+        assertThat(Failures.tlsReason(chain)).isEqualTo("; TLS handshake failed: unable to find valid certification path");
+        assertThat(Failures.tlsReason(new java.io.IOException("Connection refused"))).isEmpty();
+        assertThat(Failures.tlsReason(null)).isEmpty();
+    }
+}
