@@ -108,7 +108,7 @@ abstract class BaselineCommand implements Callable<Integer> {
         }
         Optional<LoadTool> tool = saturation ? LoadTool.findWrk(System.getenv()) : LoadTool.findWrk2(System.getenv());
         if (tool.isEmpty()) {
-            err.println(prefix + (saturation ? LoadTool.WRK_MISSING : LoadTool.WRK2_MISSING));
+            err.println(prefix + (saturation ? LoadTool.WRK_MISSING : LoadTool.wrk2Missing(System.getenv())));
             return 2;
         }
         Optional<String> unavailable = unavailable();

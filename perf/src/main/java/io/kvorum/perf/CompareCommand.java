@@ -27,7 +27,7 @@ import picocli.CommandLine.Parameters;
  * thread groups' CPU per request side by side, and the frames whose self-time share changed the
  * most from the first run.
  */
-@Command(name = "compare", mixinStandardHelpOptions = true,
+@Command(name = "compare", mixinStandardHelpOptions = true, versionProvider = io.kvorum.perf.PerfMain.Version.class,
         description = "Side by side: table, one latency plot, each thread group's CPU per request, and the cpu frames that changed most (vs the first run).")
 final class CompareCommand implements Callable<Integer> {
 
@@ -45,6 +45,12 @@ final class CompareCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (top < 1) {
+            throw new UsageException("--top must be positive, got " + top);
+        }
+        if (runs.stream().map(r -> r.toAbsolutePath().normalize()).distinct().count() < runs.size()) {
+            throw new UsageException("a run folder is named twice: compare runs of different builds or settings");
+        }
         List<RunResult> results = new ArrayList<>();
         for (Path run : runs) {
             Path json = run.resolve("result.json");
@@ -65,6 +71,12 @@ final class CompareCommand implements Callable<Integer> {
         Files.writeString(dir.resolve("compare.md"), markdown(runs, results, top), StandardCharsets.UTF_8);
         System.out.println("compare: " + dir.resolve("compare.md"));
         return 0;
+    }
+
+    /** "put, 3 nodes"; for a baseline server, what it recorded as its workload; "–" for older runs without it. */
+    static String workload(RunResult r) {
+        String w = r.workload() == null || r.workload().isBlank() ? "–" : r.workload();
+        return r.nodes() > 0 ? w + ", " + r.nodes() + (r.nodes() == 1 ? " node" : " nodes") : w;
     }
 
     /** n1's longest GC pause of the measured run, or of the whole run for older results, saying so. */
@@ -114,13 +126,14 @@ final class CompareCommand implements Callable<Integer> {
         List<List<String>> rows = new ArrayList<>();
         for (int i = 0; i < results.size(); i++) {
             RunResult r = results.get(i);
-            rows.add(List.of(names.get(i), r.mode().startsWith("closed") ? "closed loop (not corrected)" : "fixed rate",
+            rows.add(List.of(names.get(i), workload(r),
+                    r.mode().startsWith("closed") ? "closed loop (not corrected)" : "fixed rate",
                     r.requestedRate() > 0 ? Markdown.count(r.requestedRate()) : "saturation", Markdown.count(r.achievedRate()),
                     Markdown.ms(r.percentilesMs().get("p50")), Markdown.ms(r.percentilesMs().get("p99")),
                     Markdown.ms(r.percentilesMs().get("p99.9")), Markdown.ms(r.maxMs()), Long.toString(r.errors()),
                     gcMaxPause(r), cpuPerRequest(r)));
         }
-        md.append(Markdown.table(List.of("label", "mode", "rate", "achieved", "p50", "p99", "p99.9", "max", "errors", "GC max pause",
+        md.append(Markdown.table(List.of("label", "workload", "mode", "rate", "achieved", "p50", "p99", "p99.9", "max", "errors", "GC max pause",
                 "server CPU / request"), rows)).append('\n');
         md.append("GC max pause: the longest pause of n1 during the measured run; \"(whole run)\" marks an older run "
                 + "whose GC log covers start, preload and warm-up too. Server CPU / request: the CPU time of every node "

@@ -39,7 +39,7 @@ import picocli.CommandLine.Spec;
  * (it answers {@code /v0/status}: every member knows it as joining) and joined (every member shows
  * it {@code normal}: its records are in and reads go to it). Writes join.md into the run folder.
  */
-@Command(name = "join", mixinStandardHelpOptions = true,
+@Command(name = "join", mixinStandardHelpOptions = true, versionProvider = io.kvorum.perf.PerfMain.Version.class,
         description = "Time a node's join into a loaded local cluster: preload, start a node with --join, "
                 + "wait until every member has it normal.")
 final class JoinCommand implements Callable<Integer> {
@@ -91,7 +91,7 @@ final class JoinCommand implements Callable<Integer> {
         }
         Optional<LoadTool> fixedRate = rate == null ? Optional.empty() : LoadTool.findWrk2(System.getenv());
         if (rate != null && (rate < 1 || fixedRate.isEmpty())) {
-            err.println("kvorum perf join: " + (rate < 1 ? "--rate must be positive" : LoadTool.WRK2_MISSING));
+            err.println("kvorum perf join: " + (rate < 1 ? "--rate must be positive" : LoadTool.wrk2Missing(System.getenv())));
             return 2;
         }
         Path runDir = RunFolder.create(out, "join");

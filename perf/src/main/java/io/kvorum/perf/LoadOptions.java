@@ -11,13 +11,15 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import picocli.CommandLine;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
 
 /** The options run and search share: the target, the load, the profile and the output folder. */
 final class LoadOptions {
 
-    @Option(names = "--nodes", description = "Nodes to start (1 or 3; default ${DEFAULT-VALUE}).", defaultValue = "1")
+    @Option(names = "--nodes", description = "Nodes to start, all on this machine, with as many replicas (default ${DEFAULT-VALUE}; "
+            + "the figures in perf/README.md are of 1 and 3).", defaultValue = "1")
     int nodes;
 
     @Option(names = "--url", description = "Measure an already running node instead (127.0.0.1 only); no profiling unless --pid.")
@@ -124,8 +126,21 @@ final class LoadOptions {
         if (url == null && nodes < 1) {
             throw new IllegalArgumentException("--nodes must be at least 1");
         }
-        if (keys < 1 || valueBytes < 0 || connections < 1 || threads < 1 || connections < threads) {
-            throw new IllegalArgumentException("--keys, --connections and --threads must be positive, --connections >= --threads");
+        positive("--keys", keys);
+        positive("--connections", connections);
+        positive("--threads", threads);
+        if (valueBytes < 0) {
+            throw new IllegalArgumentException("--value-bytes must be 0 or more, got " + valueBytes);
+        }
+        if (connections < threads) {
+            throw new IllegalArgumentException("--connections (" + connections + ") must be at least --threads (" + threads
+                    + "): each thread of the load tool has connections of its own");
+        }
+        if (duration.isNegative() || duration.isZero()) {
+            throw new IllegalArgumentException("--duration must be positive, got " + duration.toMillis() + " ms");
+        }
+        if (warmup.isNegative()) {
+            throw new IllegalArgumentException("--warmup must be 0s or more, got " + warmup.toMillis() + " ms");
         }
         if (skew < 0 || skew >= 1) {
             throw new IllegalArgumentException("--skew is 0 (uniform) or a Zipfian theta below 1, e.g. 0.99");
@@ -134,6 +149,12 @@ final class LoadOptions {
             throw new IllegalArgumentException("--read-ratio is within 0..1");
         }
         profileEvents();
+    }
+
+    static void positive(String option, long value) {
+        if (value < 1) {
+            throw new IllegalArgumentException(option + " must be positive, got " + value);
+        }
     }
 
     static boolean isLoopback(URI uri) {
@@ -152,25 +173,38 @@ final class LoadOptions {
     static final class WorkloadConverter implements ITypeConverter<Workload> {
         @Override
         public Workload convert(String value) {
-            return Workload.valueOf(value.toUpperCase(Locale.ROOT));
+            try {
+                return Workload.valueOf(value.trim().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException("'" + value + "' is not a workload: "
+                        + java.util.Arrays.stream(Workload.values()).map(w -> w.name().toLowerCase(Locale.ROOT))
+                        .collect(java.util.stream.Collectors.joining(", ")));
+            }
         }
     }
 
-    /** "30s", "2m", "500ms" or an ISO-8601 duration. */
+    /** "30s", "2m", "500ms" (a whole number and a unit) or an ISO-8601 duration ("PT1M30S"). */
     static final class DurationConverter implements ITypeConverter<Duration> {
+        private static final java.util.regex.Pattern SHORT = java.util.regex.Pattern.compile("(-?\\d+)(ms|s|m)");
+
         @Override
         public Duration convert(String value) {
             String v = value.trim().toLowerCase(Locale.ROOT);
-            if (v.endsWith("ms")) {
-                return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+            java.util.regex.Matcher m = SHORT.matcher(v);
+            try {
+                if (m.matches()) {
+                    long n = Long.parseLong(m.group(1));
+                    return switch (m.group(2)) {
+                        case "ms" -> Duration.ofMillis(n);
+                        case "s" -> Duration.ofSeconds(n);
+                        default -> Duration.ofMinutes(n);
+                    };
+                }
+                return Duration.parse(value.trim().toUpperCase(Locale.ROOT));
+            } catch (RuntimeException e) {
+                throw new CommandLine.TypeConversionException("'" + value + "' is not a duration: a whole number and "
+                        + "a unit (500ms, 30s, 2m) or ISO-8601 (PT1M30S)");
             }
-            if (v.endsWith("s")) {
-                return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
-            }
-            if (v.endsWith("m")) {
-                return Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
-            }
-            return Duration.parse(value);
         }
     }
 }

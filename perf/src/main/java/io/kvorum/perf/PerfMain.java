@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
  * {@code ./kvorum perf}: the measuring workflow as commands. Each subcommand writes a run folder with
  * a Markdown report; see perf/README.md.
  */
-@Command(name = "kvorum perf", mixinStandardHelpOptions = true,
+@Command(name = "kvorum perf", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
         description = "Load, profile and report on Kvorum (wrk2, async-profiler, YCSB).",
         subcommands = {RunCommand.class, SearchCommand.class, CompareCommand.class, YcsbCommand.class, JoinCommand.class,
                 DriverCommand.class, NginxCommand.class, NettyCommand.class})
@@ -17,12 +17,34 @@ public final class PerfMain implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    /** No subcommand: a usage error, as an unknown one is. */
     @Override
     public void run() {
-        spec.commandLine().usage(System.out);
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is missing: run, search, compare, ycsb, "
+                + "join, driver, nginx or netty");
     }
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new PerfMain()).execute(args));
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line as {@code ./kvorum perf} runs it: a {@link UsageException} is one line and exit status 2. */
+    static CommandLine commandLine() {
+        return new CommandLine(new PerfMain()).setExecutionExceptionHandler((e, cli, parsed) -> {
+            if (e instanceof UsageException) {
+                cli.getErr().println(cli.getCommandSpec().qualifiedName() + ": " + e.getMessage());
+                return 2;
+            }
+            throw e;
+        });
+    }
+
+    /** The version of the perf jar, and the commit it was built from when the build recorded it. */
+    public static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String version = PerfMain.class.getPackage().getImplementationVersion();
+            return new String[] {"kvorum perf " + (version != null ? version : "(built from source, version not recorded)")};
+        }
     }
 }

@@ -43,9 +43,12 @@ import picocli.CommandLine.Spec;
  * node's /metrics is scraped once a second (--scrape-interval) during the measured run, for the
  * report's time series.
  */
-@Command(name = "run", mixinStandardHelpOptions = true,
+@Command(name = "run", mixinStandardHelpOptions = true, versionProvider = io.kvorum.perf.PerfMain.Version.class,
         description = "One measured run: cluster, preload, warm-up, wrk2 at a fixed rate, profile, report.")
 final class RunCommand implements Callable<Integer> {
+
+    /** Below this share of the requested rate, a fixed-rate run says it missed it (perf search's own bar). */
+    static final double MISSED_RATE_SHARE = io.kvorum.perf.search.RateSearch.MIN_ACHIEVED_SHARE;
 
     /** How long one scrape may take: a node busy in a GC pause answers late, not never. */
     static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(2);
@@ -75,13 +78,16 @@ final class RunCommand implements Callable<Integer> {
             if (rate == null && !saturation) {
                 throw new IllegalArgumentException("--rate is required (requests/s), or --saturation for a closed-loop run");
             }
+            if (rate != null && rate < 1) {
+                throw new IllegalArgumentException("--rate must be positive (requests/s in total), got " + rate);
+            }
         } catch (IllegalArgumentException e) {
             err.println("kvorum perf run: " + e.getMessage());
             return 2;
         }
         Optional<LoadTool> tool = saturation ? LoadTool.findWrk(System.getenv()) : LoadTool.findWrk2(System.getenv());
         if (tool.isEmpty()) {
-            err.println("kvorum perf run: " + (saturation ? LoadTool.WRK_MISSING : LoadTool.WRK2_MISSING));
+            err.println("kvorum perf run: " + (saturation ? LoadTool.WRK_MISSING : LoadTool.wrk2Missing(System.getenv())));
             return 2;
         }
         String label = options.label != null ? options.label : options.defaultLabel(saturation ? "saturation" : rate + "rps");
@@ -122,6 +128,11 @@ final class RunCommand implements Callable<Integer> {
             cpu = session.lastCpu();
             gc = session.gc(window);
         }
+        if (output.durationSeconds() < 0.9 * options.duration.toMillis() / 1000.0) {
+            err.printf("kvorum perf run: the load tool stopped after %.1f s of the %d s asked (interrupted?); no report "
+                    + "written, the run folder %s holds what was recorded%n", output.durationSeconds(), options.duration.toSeconds(), runDir);
+            return 1;
+        }
         RunResult result = RunResult.of(label, saturation ? RunResult.CLOSED_LOOP : RunResult.FIXED_RATE,
                 options.workload.name().toLowerCase(), options.url != null ? 0 : options.nodes, saturation ? 0 : rate, output,
                 gc, window,
@@ -140,6 +151,10 @@ final class RunCommand implements Callable<Integer> {
         Files.writeString(runDir.resolve("report.md"), report.markdown(), StandardCharsets.UTF_8);
         System.out.printf("%s: %,.0f req/s achieved (requested %s), p50 %s, p99 %s, errors %d%n", label, result.achievedRate(),
                 saturation ? "saturation" : String.format("%,d", rate), fmt(result, "p50"), fmt(result, "p99"), result.errors());
+        if (!saturation && result.achievedRate() < MISSED_RATE_SHARE * rate) {
+            System.out.printf("the rate was missed: %,.0f of %,d req/s (%.0f%%); the latencies are of a node that could not "
+                    + "keep up, or of a load tool short of a core%n", result.achievedRate(), rate, 100 * result.achievedRate() / rate);
+        }
         if (result.cpu() != null && result.cpu().isStillCompiling()) {
             System.out.printf("not the steady state: the JIT compilers took %.0f%% of the nodes' CPU (report.md, "
                     + "\"Waiting for a core\"); a longer --warmup measures it%n", 100 * result.cpu().compilerShare());

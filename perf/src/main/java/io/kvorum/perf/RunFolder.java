@@ -14,10 +14,26 @@ final class RunFolder {
 
     private RunFolder() {}
 
-    static Path create(Path out, String label) throws IOException {
+    /**
+     * Creates the folder a command writes into. One that holds files already is refused: a run
+     * written over another would keep the other's flame graphs and logs beside its own report.
+     *
+     * @throws UsageException naming the folder, when it is a file, holds files, or cannot be created
+     */
+    static Path create(Path out, String label) {
         Path dir = out != null ? out
                 : Path.of("perf", "runs", LocalDateTime.now().format(STAMP) + "-" + label.replaceAll("[^A-Za-z0-9._-]", "_"));
-        return Files.createDirectories(dir);
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            throw new UsageException(dir + " is a file, not a folder for the run");
+        }
+        try (var entries = Files.isDirectory(dir) ? Files.list(dir) : java.util.stream.Stream.<Path>empty()) {
+            if (entries.findAny().isPresent()) {
+                throw new UsageException(dir + " holds files already (an earlier run?): give --out a new or empty folder");
+            }
+            return Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UsageException("cannot create " + dir + ": " + e, e);
+        }
     }
 
     /** The command line as typed ({@code args} start with the subcommand), for reports. */

@@ -41,7 +41,7 @@ import picocli.CommandLine.Spec;
  * bisection ({@link RateSearch}) on one cluster, preloaded and warmed up once. With --profile (the
  * default) the answer is measured once more under async-profiler for the flame graphs.
  */
-@Command(name = "search", mixinStandardHelpOptions = true,
+@Command(name = "search", mixinStandardHelpOptions = true, versionProvider = io.kvorum.perf.PerfMain.Version.class,
         description = "Bisect the fixed rate: the highest with p99 <= bound, no errors and >= 95%% of it achieved.")
 final class SearchCommand implements Callable<Integer> {
 
@@ -79,7 +79,7 @@ final class SearchCommand implements Callable<Integer> {
         }
         Optional<LoadTool> tool = LoadTool.findWrk2(System.getenv());
         if (tool.isEmpty()) {
-            err.println("kvorum perf search: " + LoadTool.WRK2_MISSING);
+            err.println("kvorum perf search: " + LoadTool.wrk2Missing(System.getenv()));
             return 2;
         }
         String label = options.label != null ? options.label : options.defaultLabel("search");

@@ -92,8 +92,8 @@ class CompareCommandTest {
         assertThat(CompareCommand.gcMaxPause(readNew)).isEqualTo("4.50 ms");
         assertThat(CompareCommand.gcMaxPause(readOld)).isEqualTo("214 ms (whole run)");
         assertThat(CompareCommand.markdown(List.of(oldDir, newDir), List.of(readOld, readNew), 5))
-                .contains("| old | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 214 ms (whole run) | – |")
-                .contains("| new | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 4.50 ms | 20.0 µs |")
+                .contains("| old | get, 3 nodes | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 214 ms (whole run) | – |")
+                .contains("| new | get, 3 nodes | fixed rate | 5,000 | 5,000 | 1.00 ms | 2.00 ms | – | 3.00 ms | 0 | 4.50 ms | 20.0 µs |")
                 .contains("No thread measurement for old, new, so no thread comparison.");
     }
 
@@ -112,8 +112,8 @@ class CompareCommandTest {
         assertThat(names).containsExactly("put-3n (" + short20 + ")", "put-3n (warmup60s)", "put-3n (" + again20 + ")",
                 "nginx-25000rps");
         assertThat(CompareCommand.markdown(runs, results, 5))
-                .contains("| put-3n (warmup60s) | fixed rate |")
-                .contains("| nginx-25000rps | fixed rate |")
+                .contains("| put-3n (warmup60s) | get, 1 node | fixed rate |")
+                .contains("| nginx-25000rps | get, 1 node | fixed rate |")
                 .contains("- put-3n (warmup60s): `" + long60 + "`")
                 .contains("vs put-3n (" + short20 + ")");
     }

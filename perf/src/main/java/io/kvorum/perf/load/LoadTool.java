@@ -19,6 +19,14 @@ public record LoadTool(Path binary, boolean fixedRate, Map<String, String> envir
             "wrk2 is not packaged; build giltene/wrk2 and put it on PATH or in WRK2";
     public static final String WRK_MISSING = "wrk is not installed; apt-get install wrk";
 
+    /** Why {@link #findWrk2} found nothing: names a WRK2 that is set but is not wrk2. */
+    public static String wrk2Missing(Map<String, String> env) {
+        String configured = env.get("WRK2");
+        return configured == null || configured.isBlank() ? WRK2_MISSING
+                : "WRK2=" + configured + " is not wrk2 (" + (Files.isExecutable(Path.of(configured)) && !Files.isDirectory(Path.of(configured))
+                        ? "its usage lists no -R, --rate" : "no executable file there") + "); build giltene/wrk2 and point WRK2 at its wrk";
+    }
+
     /** wrk2 from env WRK2, else "wrk2" on PATH, if its usage lists {@code -R, --rate}. */
     public static Optional<LoadTool> findWrk2(Map<String, String> env) {
         String configured = env.get("WRK2");
