@@ -15,6 +15,7 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -71,9 +72,12 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
                     || method.equals(HttpMethod.DELETE)
                     ? entity(method, RequestParams.parse(rawQuery), request)
                     : Answer.now(Responses.methodNotAllowed(ENTITY_METHODS));
-            case "/v0/entities" -> method.equals(HttpMethod.GET)
-                    ? range(RequestParams.parse(rawQuery))
-                    : Answer.now(Responses.methodNotAllowed("GET"));
+            case "/v0/entities" -> !method.equals(HttpMethod.GET) ? Answer.now(Responses.methodNotAllowed("GET"))
+                    // An HTTP/1.0 client cannot read chunks (RFC 9112 §6.1), and a range is framed by them.
+                    : request.protocolVersion().equals(HttpVersion.HTTP_1_0)
+                    ? Answer.now(Responses.text(HttpResponseStatus.HTTP_VERSION_NOT_SUPPORTED, "a range is streamed as "
+                            + "HTTP/1.1 chunks, one entry each (SPEC §4), which an HTTP/1.0 client cannot read: send it as HTTP/1.1"))
+                    : range(RequestParams.parse(rawQuery));
             // HEAD too where it costs nothing, as health checks and load balancers probe with it;
             // the codec leaves the body out.
             case "/v0/status" -> isGetOrHead(method)

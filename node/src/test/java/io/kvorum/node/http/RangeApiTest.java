@@ -175,6 +175,20 @@ class RangeApiTest {
     // ---- bounds ----
 
     @Test
+    void anHttp10ClientIsToldARangeNeedsHttp11AndKeepsItsConnection() throws IOException {
+        put("a", "1");
+        try (RawHttp raw = RawHttp.connect(node.address())) {
+            raw.write("GET /v0/entities?start=a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+            RawHttp.Response r = raw.readResponse();
+            assertThat(r.status()).isEqualTo(505);
+            assertThat(r.header("transfer-encoding")).as("no chunks to a client that cannot read them").isNull();
+            assertThat(r.bodyText()).contains("send it as HTTP/1.1");
+            raw.write("GET /v0/entity?id=a HTTP/1.0\r\n\r\n");
+            assertThat(raw.readResponse().bodyText()).as("the entity API serves HTTP/1.0").isEqualTo("1");
+        }
+    }
+
+    @Test
     void startIsInclusiveAndEndExclusive() throws IOException {
         for (String k : List.of("k1", "k2", "k3", "k4", "k5")) {
             put(k, "v" + k);
