@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -77,7 +78,7 @@ final class Call<R, T> {
     /** "250 ms", or "0.3 ms" below a millisecond. */
     static String describe(Duration timeout) {
         return timeout.compareTo(Duration.ofMillis(1)) >= 0 ? timeout.toMillis() + " ms"
-                : String.format(java.util.Locale.ROOT, "%.3f ms", timeout.toNanos() / 1e6);
+                : String.format(Locale.ROOT, "%.3f ms", timeout.toNanos() / 1e6);
     }
 
     /**

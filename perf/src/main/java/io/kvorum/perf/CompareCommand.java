@@ -27,7 +27,7 @@ import picocli.CommandLine.Parameters;
  * thread groups' CPU per request side by side, and the frames whose self-time share changed the
  * most from the first run.
  */
-@Command(name = "compare", mixinStandardHelpOptions = true, versionProvider = io.kvorum.perf.PerfMain.Version.class,
+@Command(name = "compare", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
         description = "Side by side: table, one latency plot, each thread group's CPU per request, and the cpu frames that changed most (vs the first run).")
 final class CompareCommand implements Callable<Integer> {
 

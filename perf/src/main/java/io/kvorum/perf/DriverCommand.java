@@ -43,7 +43,7 @@ import picocli.CommandLine.Spec;
  * gets its own folder ({@code driver/}, {@code wrk/}) with result.json and latency.svg, so
  * {@code perf compare} can put them side by side; report.md has both.
  */
-@Command(name = "driver", mixinStandardHelpOptions = true, versionProvider = io.kvorum.perf.PerfMain.Version.class,
+@Command(name = "driver", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
         description = "The Java driver's throughput from this JVM (closed loop), and wrk's in the same session.")
 final class DriverCommand implements Callable<Integer> {
 

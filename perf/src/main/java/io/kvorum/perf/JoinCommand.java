@@ -39,7 +39,7 @@ import picocli.CommandLine.Spec;
  * (it answers {@code /v0/status}: every member knows it as joining) and joined (every member shows
  * it {@code normal}: its records are in and reads go to it). Writes join.md into the run folder.
  */
-@Command(name = "join", mixinStandardHelpOptions = true, versionProvider = io.kvorum.perf.PerfMain.Version.class,
+@Command(name = "join", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
         description = "Time a node's join into a loaded local cluster: preload, start a node with --join, "
                 + "wait until every member has it normal.")
 final class JoinCommand implements Callable<Integer> {

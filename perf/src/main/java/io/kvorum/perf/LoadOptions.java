@@ -7,10 +7,14 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
@@ -177,20 +181,20 @@ final class LoadOptions {
                 return Workload.valueOf(value.trim().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
                 throw new CommandLine.TypeConversionException("'" + value + "' is not a workload: "
-                        + java.util.Arrays.stream(Workload.values()).map(w -> w.name().toLowerCase(Locale.ROOT))
-                        .collect(java.util.stream.Collectors.joining(", ")));
+                        + Arrays.stream(Workload.values()).map(w -> w.name().toLowerCase(Locale.ROOT))
+                        .collect(Collectors.joining(", ")));
             }
         }
     }
 
     /** "30s", "2m", "500ms" (a whole number and a unit) or an ISO-8601 duration ("PT1M30S"). */
     static final class DurationConverter implements ITypeConverter<Duration> {
-        private static final java.util.regex.Pattern SHORT = java.util.regex.Pattern.compile("(-?\\d+)(ms|s|m)");
+        private static final Pattern SHORT = Pattern.compile("(-?\\d+)(ms|s|m)");
 
         @Override
         public Duration convert(String value) {
             String v = value.trim().toLowerCase(Locale.ROOT);
-            java.util.regex.Matcher m = SHORT.matcher(v);
+            Matcher m = SHORT.matcher(v);
             try {
                 if (m.matches()) {
                     long n = Long.parseLong(m.group(1));

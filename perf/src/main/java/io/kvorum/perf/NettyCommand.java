@@ -13,7 +13,7 @@ import picocli.CommandLine.Option;
  * under the same load as {@code perf run}. Between nginx and a node, it tells what the JVM and
  * Netty cost from what Kvorum's request path costs.
  */
-@Command(name = "netty", mixinStandardHelpOptions = true, versionProvider = io.kvorum.perf.PerfMain.Version.class,
+@Command(name = "netty", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
         description = "The Netty baseline: wrk (--saturation) or wrk2 (--rate) against a constant-response server "
                 + "on the node's HTTP stack (Netty's codec, epoll, one loop per core, ZGC).")
 final class NettyCommand extends BaselineCommand {

@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
  * {@code ./kvorum perf nginx}: the yardstick the targets are ratios to, a constant-response nginx
  * (one worker per core) under the same load as {@code perf run}.
  */
-@Command(name = "nginx", mixinStandardHelpOptions = true, versionProvider = io.kvorum.perf.PerfMain.Version.class,
+@Command(name = "nginx", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
         description = "The nginx baseline: wrk (--saturation) or wrk2 (--rate) against a constant-response nginx.")
 final class NginxCommand extends BaselineCommand {
 

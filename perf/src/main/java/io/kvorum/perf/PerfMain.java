@@ -39,7 +39,7 @@ public final class PerfMain implements Runnable {
         });
     }
 
-    /** The version of the perf jar, and the commit it was built from when the build recorded it. */
+    /** The version of the perf jar, as its manifest records it. */
     public static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {

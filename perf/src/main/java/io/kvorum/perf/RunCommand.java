@@ -43,7 +43,7 @@ import picocli.CommandLine.Spec;
  * node's /metrics is scraped once a second (--scrape-interval) during the measured run, for the
  * report's time series.
  */
-@Command(name = "run", mixinStandardHelpOptions = true, versionProvider = io.kvorum.perf.PerfMain.Version.class,
+@Command(name = "run", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
         description = "One measured run: cluster, preload, warm-up, wrk2 at a fixed rate, profile, report.")
 final class RunCommand implements Callable<Integer> {
 

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.Locale;
+import java.util.stream.Stream;
 
 /** Where a command writes: --out, or perf/runs/&lt;yyyyMMdd-HHmmss&gt;-&lt;label&gt;. */
 final class RunFolder {
@@ -26,7 +27,7 @@ final class RunFolder {
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
             throw new UsageException(dir + " is a file, not a folder for the run");
         }
-        try (var entries = Files.isDirectory(dir) ? Files.list(dir) : java.util.stream.Stream.<Path>empty()) {
+        try (Stream<Path> entries = Files.isDirectory(dir) ? Files.list(dir) : Stream.empty()) {
             if (entries.findAny().isPresent()) {
                 throw new UsageException(dir + " holds files already (an earlier run?): give --out a new or empty folder");
             }

@@ -41,7 +41,7 @@ import picocli.CommandLine.Spec;
  * bisection ({@link RateSearch}) on one cluster, preloaded and warmed up once. With --profile (the
  * default) the answer is measured once more under async-profiler for the flame graphs.
  */
-@Command(name = "search", mixinStandardHelpOptions = true, versionProvider = io.kvorum.perf.PerfMain.Version.class,
+@Command(name = "search", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
         description = "Bisect the fixed rate: the highest with p99 <= bound, no errors and >= 95%% of it achieved.")
 final class SearchCommand implements Callable<Integer> {
 

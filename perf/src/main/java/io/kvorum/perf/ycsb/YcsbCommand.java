@@ -1,5 +1,6 @@
 package io.kvorum.perf.ycsb;
 
+import io.kvorum.perf.PerfMain;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.perf.cluster.ClusterSecurity;
 import io.kvorum.perf.cluster.LocalCluster;
@@ -39,7 +40,7 @@ import picocli.CommandLine.Option;
  * reported and the others still run; a failed load stops the run. Exit code 0 only when every
  * phase finished.
  */
-@Command(name = "ycsb", mixinStandardHelpOptions = true, versionProvider = io.kvorum.perf.PerfMain.Version.class,
+@Command(name = "ycsb", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
         description = {"Run the YCSB core workloads (A-F) against a local Kvorum cluster and write a Markdown report.",
                 "Loads --records records once, then runs each workload in YCSB's order A, B, C, F, D, E."})
 public final class YcsbCommand implements Callable<Integer> {
