@@ -3,6 +3,7 @@ package io.kvorum.client;
 import io.kvorum.client.KvorumClient.Options;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -62,6 +63,10 @@ public final class BlockingKvorumClient {
     /** {@link KvorumClient#range}, which blocks already: here so that this view has every call. */
     public RangeReader range(String start, String end) throws IOException {
         return client.range(start, end);
+    }
+
+    public RangeReader range(String start, String end, Duration timeout) throws IOException {
+        return client.range(start, end, timeout);
     }
 
     public io.kvorum.client.placement.ClusterView cluster() throws IOException {

@@ -242,13 +242,24 @@ public final class KvorumClient implements AutoCloseable {
      * @throws IOException when no node could be reached in time
      */
     public RangeReader range(String start, String end) throws IOException {
+        return range(start, end, settings.requestTimeout());
+    }
+
+    /**
+     * As {@link #range(String, String)}, with {@code timeout} instead of the request timeout: for
+     * the node's answer (retries included) and then for each entry.
+     */
+    public RangeReader range(String start, String end, Duration timeout) throws IOException {
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout must be positive");
+        }
         StringBuilder target = new StringBuilder("/v0/entities?start=").append(encode(utf8(start)));
         if (end != null) {
             target.append("&end=").append(encode(utf8(end)));
         }
         int maxEntry = settings.maxResponseBytes() + 1025; // a key of up to 1024 bytes, '\n', the value
-        Call<RangeReader, RangeReader> call = call(null, settings.requestTimeout(), "range",
-                e -> RangeReader.open(e, target.toString(), maxEntry, settings.requestTimeout()), Function.identity());
+        Call<RangeReader, RangeReader> call = call(null, timeout, "range",
+                e -> RangeReader.open(e, target.toString(), maxEntry, timeout), Function.identity());
         return BlockingKvorumClient.await(this, call.result);
     }
 

@@ -117,7 +117,7 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
         }
         Object o;
         try {
-            o = queue.poll(readTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            o = queue.poll(Call.nanos(readTimeout), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             close();

@@ -262,6 +262,16 @@ class KvorumDriverTest {
     }
 
     @Test
+    void aRangeHasItsOwnTimeoutWhenGivenOne() throws Exception {
+        FakeNode node = node((r, n) -> FakeNode.SILENCE);
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri()).requestTimeout(Duration.ofSeconds(30)));
+        long started = System.nanoTime();
+        assertThatThrownBy(() -> kv.sync().range("a", null, Duration.ofMillis(200))).isInstanceOf(KvorumTimeoutException.class);
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("not the 30 s request timeout").isLessThan(Duration.ofSeconds(10));
+        assertThatThrownBy(() -> kv.range("a", null, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aTimeoutTooLongForNanosecondsMeansNoTimeout() throws Exception {
         FakeNode node = node(echo());
         KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri()).requestTimeout(Duration.ofSeconds(Long.MAX_VALUE)));
