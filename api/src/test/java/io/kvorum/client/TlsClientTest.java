@@ -137,6 +137,17 @@ class TlsClientTest {
     }
 
     @Test
+    void anHttpEndpointOnAnHttpsNodeIsHintedAt() throws Exception {
+        FakeNode tls = closing(FakeNode.startHttps(serverTls, tokenChecking("t")));
+        KvorumClient plain = closing(KvorumClient.builder().endpoints(java.net.URI.create("http://127.0.0.1:" + tls.port()))
+                .requestTimeout(Duration.ofSeconds(10)).retryPolicy(RetryPolicy.NONE).build());
+
+        assertThatThrownBy(() -> plain.get("k").get(10, TimeUnit.SECONDS)).cause()
+                .isInstanceOf(KvorumConnectionException.class)
+                .hasMessageContaining("no answer ever received on it (if the node serves HTTPS, its endpoint is https://)");
+    }
+
+    @Test
     void withoutTheCaTheJdkTrustStoreRefusesAPrivateCa() throws Exception {
         FakeNode node = closing(FakeNode.startHttps(serverTls, tokenChecking("t")));
         KvorumClient client = client(node, null, "t");
