@@ -101,17 +101,16 @@ final class RefusedPeerLog {
                 return;
             }
             String why = record.getThrown() == null ? messagePrefix : rootCause(record.getThrown());
-            // A negotiation that failed without a record that is not TLS: both ends spoke TLS, and one
-            // refused the other's certificate (when this node refused it, its trust manager said so too).
-            if (messagePrefix.equals("TLS negotiation failed") && !why.equals("NotSslRecordException")) {
+            if (why.equals("SSLHandshakeException")) { // both ends spoke TLS, and one refused the other's certificate
                 warn("transport", why, "refused a peer connection whose TLS handshake failed ({}): the peer did not "
                         + "accept this node's certificate (its --tls-ca is another CA) or this node did not accept its "
                         + "certificate", why);
                 return;
             }
+            // A negotiation that failed without a cause is seen both for a plaintext peer and for one of another CA.
             warn("transport", why, "refused a peer connection that does not speak this node's protocol ({}): "
-                    + "a node with other TLS settings (plaintext to TLS, or TLS to plaintext), or a client on the "
-                    + "gRPC port", why);
+                    + "a node with other TLS settings (plaintext to TLS, TLS to plaintext, or a certificate of another "
+                    + "CA), or a client on the gRPC port", why);
         }
 
         /** The class of the innermost cause; its message may quote the bytes received, so it is left out. */

@@ -26,15 +26,17 @@ class RefusedPeerLogTest {
         LogCapture logs = new LogCapture();
         logs.attach();
         try {
-            negotiationFailed(null); // what a member logs when a joiner of another CA refused its certificate
+            negotiationFailed(null); // what a member saw of a joiner of another CA, and of a plaintext peer
             negotiationFailed(new SSLHandshakeException("Received fatal alert: certificate_unknown"));
             negotiationFailed(new RuntimeException(new NotSslRecordException("not an SSL/TLS record: 474554")));
         } finally {
             logs.detach();
         }
         assertThat(logs.problems()).hasSize(3);
-        assertThat(logs.problems().subList(0, 2)).allSatisfy(line -> assertThat(line)
-                .contains("whose TLS handshake failed").contains("--tls-ca is another CA").doesNotContain("plaintext"));
+        assertThat(logs.problems().get(0)).as("no cause: a plaintext peer or one of another CA")
+                .contains("does not speak this node's protocol").contains("a certificate of another CA");
+        assertThat(logs.problems().get(1)).contains("whose TLS handshake failed").contains("--tls-ca is another CA")
+                .doesNotContain("plaintext");
         assertThat(logs.problems().get(2)).contains("does not speak this node's protocol (NotSslRecordException)")
                 .as("never the bytes received").doesNotContain("474554");
     }
