@@ -23,6 +23,7 @@ import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Map;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Option;
@@ -56,7 +57,7 @@ abstract class BaselineCommand implements Callable<Integer> {
     Duration duration;
 
     @Option(names = "--warmup", defaultValue = "5s", converter = LoadOptions.DurationConverter.class,
-            description = "Same load before measuring, not recorded (default ${DEFAULT-VALUE}).")
+            description = "Same load before measuring, not recorded (default ${DEFAULT-VALUE}; 0s: none).")
     Duration warmup;
 
     @Option(names = "--connections", defaultValue = "64", description = "Connections (default ${DEFAULT-VALUE}).")
@@ -77,6 +78,31 @@ abstract class BaselineCommand implements Callable<Integer> {
     /** The server's name: the subcommand, the default label's prefix and result.json's workload. */
     abstract String server();
 
+    /** What is wrong with the options every baseline takes, one problem named at a time, or empty. */
+    private Optional<String> commonProblem() {
+        if (rate == null && !saturation || rate != null && rate < 1) {
+            return Optional.of("give --rate N (N > 0) or --saturation" + (rate != null ? ", not --rate " + rate : ""));
+        }
+        if (workload != Workload.GET && workload != Workload.PUT) {
+            return Optional.of("--workload get or put: a constant answer has nothing to read back or delete, not "
+                    + workload.name().toLowerCase(Locale.ROOT));
+        }
+        if (threads < 1 || connections < threads) {
+            return Optional.of("--threads must be at least 1 and --connections at least --threads, got --threads "
+                    + threads + " and --connections " + connections);
+        }
+        if (bodyBytes < 0) {
+            return Optional.of("--body-bytes must be 0 or more, got " + bodyBytes);
+        }
+        if (duration.isNegative() || duration.isZero()) {
+            return Optional.of("--duration must be positive, got " + duration.toMillis() + " ms");
+        }
+        if (warmup.isNegative()) {
+            return Optional.of("--warmup must be 0s or more, got " + warmup.toMillis() + " ms");
+        }
+        return Optional.empty();
+    }
+
     /** What is wrong with the subcommand's own options, or empty. */
     Optional<String> invalidOptions() {
         return Optional.empty();
@@ -95,13 +121,7 @@ abstract class BaselineCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintStream err = System.err;
         String prefix = "kvorum perf " + server() + ": ";
-        if (rate == null && !saturation || rate != null && rate < 1 || bodyBytes < 0 || connections < threads || threads < 1
-                || workload != Workload.GET && workload != Workload.PUT) {
-            err.println(prefix + "give --rate N (N > 0) or --saturation; --workload get or put; --threads >= 1, "
-                    + "--connections >= --threads");
-            return 2;
-        }
-        Optional<String> invalid = invalidOptions();
+        Optional<String> invalid = commonProblem().or(this::invalidOptions);
         if (invalid.isPresent()) {
             err.println(prefix + invalid.get());
             return 2;

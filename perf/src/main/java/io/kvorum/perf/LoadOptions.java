@@ -67,7 +67,8 @@ final class LoadOptions {
     @Option(names = "--skew", description = "0 = uniform keys, else Zipfian theta, e.g. 0.99 (default ${DEFAULT-VALUE}).", defaultValue = "0")
     double skew;
 
-    @Option(names = "--duration", description = "Measured time (default ${DEFAULT-VALUE}).", defaultValue = "30s",
+    @Option(names = "--duration", description = "Measured time; for search, of the profiled answer, each step taking "
+            + "--step-duration (default ${DEFAULT-VALUE}).", defaultValue = "30s",
             converter = DurationConverter.class)
     Duration duration;
 

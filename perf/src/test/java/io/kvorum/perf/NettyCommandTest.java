@@ -30,6 +30,15 @@ class NettyCommandTest {
     }
 
     @Test
+    void namesTheOptionAtFault() {
+        assertThat(execute("netty", "--rate", "0").err()).contains("give --rate N (N > 0) or --saturation, not --rate 0");
+        assertThat(execute("netty", "--saturation", "--connections", "1").err())
+                .contains("--connections at least --threads, got --threads 2 and --connections 1");
+        assertThat(execute("netty", "--saturation", "--duration=-1s").err()).contains("--duration must be positive");
+        assertThat(execute("netty", "--saturation", "--warmup=-1s").err()).contains("--warmup must be 0s or more");
+    }
+
+    @Test
     void refusesAnUnknownWorkloadName() {
         Outcome outcome = execute("netty", "--saturation", "--workload", "scan");
 
