@@ -94,13 +94,7 @@ abstract class BaselineCommand implements Callable<Integer> {
         if (bodyBytes < 0) {
             return Optional.of("--body-bytes must be 0 or more, got " + bodyBytes);
         }
-        if (duration.isNegative() || duration.isZero()) {
-            return Optional.of("--duration must be positive, got " + duration.toMillis() + " ms");
-        }
-        if (warmup.isNegative()) {
-            return Optional.of("--warmup must be 0s or more, got " + warmup.toMillis() + " ms");
-        }
-        return Optional.empty();
+        return LoadOptions.timingProblem(duration, warmup);
     }
 
     /** What is wrong with the subcommand's own options, or empty. */

@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -141,12 +142,9 @@ final class LoadOptions {
             throw new IllegalArgumentException("--connections (" + connections + ") must be at least --threads (" + threads
                     + "): each thread of the load tool has connections of its own");
         }
-        if (duration.isNegative() || duration.isZero()) {
-            throw new IllegalArgumentException("--duration must be positive, got " + duration.toMillis() + " ms");
-        }
-        if (warmup.isNegative()) {
-            throw new IllegalArgumentException("--warmup must be 0s or more, got " + warmup.toMillis() + " ms");
-        }
+        timingProblem(duration, warmup).ifPresent(problem -> {
+            throw new IllegalArgumentException(problem);
+        });
         if (skew < 0 || skew >= 1) {
             throw new IllegalArgumentException("--skew is 0 (uniform) or a Zipfian theta below 1, e.g. 0.99");
         }
@@ -154,6 +152,17 @@ final class LoadOptions {
             throw new IllegalArgumentException("--read-ratio is within 0..1");
         }
         profileEvents();
+    }
+
+    /** What is wrong with a measured run's --duration and --warmup (every command that loads takes both), or empty. */
+    static Optional<String> timingProblem(Duration duration, Duration warmup) {
+        if (duration.isNegative() || duration.isZero()) {
+            return Optional.of("--duration must be positive, got " + duration.toMillis() + " ms");
+        }
+        if (warmup.isNegative()) {
+            return Optional.of("--warmup must be 0s or more, got " + warmup.toMillis() + " ms");
+        }
+        return Optional.empty();
     }
 
     static void positive(String option, long value) {
