@@ -1,6 +1,9 @@
 package io.kvorum.node.security;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
@@ -11,12 +14,15 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The bearer tokens of {@code --auth-token-file} (SPEC §7): one per line, blank lines and the
- * spaces around a token ignored. Only SHA-256 digests of the tokens are kept, and a presented token
+ * spaces around a token ignored, as are a byte-order mark, lines that start with {@code #}
+ * (comments), and lines that are not RFC 6750 tokens (logged by number). At most
+ * {@value #MAX_TOKENS} tokens in at most {@value #MAX_FILE_BYTES} bytes. Only SHA-256 digests of the tokens are kept, and a presented token
  * is compared with every one of them with {@link MessageDigest#isEqual} (constant time, and no early
  * exit on the first match), so neither the time of an answer nor a heap dump tells a token.
  *
@@ -30,6 +36,13 @@ public final class BearerTokens {
     public static final int REFRESH_SECONDS = 2;
     private static final Logger log = LoggerFactory.getLogger(BearerTokens.class);
     private static final String SCHEME = "bearer ";
+    /**
+     * Bounds on the file, checked before anything is kept: every request compares the token it
+     * presents with every listed one, and the file is read whole every {@value #REFRESH_SECONDS} s.
+     */
+    static final int MAX_FILE_BYTES = 1 << 20;
+    static final int MAX_TOKENS = 1000;
+    private static final Pattern TOKEN68 = Pattern.compile("[A-Za-z0-9\\-._~+/]+=*");
 
     private final Path file;
     private volatile List<byte[]> digests;
@@ -42,18 +55,61 @@ public final class BearerTokens {
 
     /** Reads the file once; see {@link #read}. */
     public static BearerTokens load(Path file) throws InvalidTokenFileException {
-        return new BearerTokens(file, read(file));
+        Parsed parsed = parse(file);
+        BearerTokens tokens = new BearerTokens(file, parsed.digests());
+        tokens.warnOfNotTokens(parsed.notTokens());
+        return tokens;
     }
 
     /**
      * The digests of the file's tokens.
      *
-     * @throws InvalidTokenFileException when the file cannot be read or holds no token
+     * @throws InvalidTokenFileException when the file cannot be read, is larger than
+     *                                   {@value #MAX_FILE_BYTES} bytes, holds more than {@value #MAX_TOKENS}
+     *                                   tokens, or holds none
      */
     public static List<byte[]> read(Path file) throws InvalidTokenFileException {
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        return parse(file).digests();
+    }
+
+    /** What a read of the file found: the tokens' digests, and the lines that are not tokens. */
+    private record Parsed(List<byte[]> digests, List<Integer> notTokens) {
+    }
+
+    private static Parsed parse(Path file) throws InvalidTokenFileException {
+        String text = text(file);
+        if (text.startsWith("\uFEFF")) {
+            text = text.substring(1); // a byte-order mark that some editors write first
+        }
+        List<byte[]> digests = new ArrayList<>();
+        List<Integer> notTokens = new ArrayList<>();
+        int lineNumber = 0;
+        for (String line : text.split("\r?\n|\r", -1)) {
+            lineNumber++;
+            String token = line.strip();
+            if (token.isEmpty() || token.startsWith("#")) {
+                continue;
+            }
+            if (!TOKEN68.matcher(token).matches()) {
+                notTokens.add(lineNumber);
+                continue;
+            }
+            if (digests.size() == MAX_TOKENS) {
+                throw new InvalidTokenFileException("holds more than " + MAX_TOKENS + " tokens");
+            }
+            digests.add(sha256(token));
+        }
+        if (digests.isEmpty()) {
+            throw new InvalidTokenFileException("holds no token (one per line)");
+        }
+        return new Parsed(List.copyOf(digests), List.copyOf(notTokens));
+    }
+
+    /** The file as UTF-8, read no further than {@value #MAX_FILE_BYTES} bytes. */
+    private static String text(Path file) throws InvalidTokenFileException {
+        byte[] bytes;
+        try (InputStream in = Files.newInputStream(file)) {
+            bytes = in.readNBytes(MAX_FILE_BYTES + 1);
         } catch (NoSuchFileException e) {
             throw new InvalidTokenFileException("cannot be read: it does not exist");
         } catch (AccessDeniedException e) {
@@ -61,17 +117,25 @@ public final class BearerTokens {
         } catch (IOException e) {
             throw new InvalidTokenFileException("cannot be read (not a readable text file)");
         }
-        List<byte[]> digests = new ArrayList<>();
-        for (String line : lines) {
-            String token = line.strip();
-            if (!token.isEmpty()) {
-                digests.add(sha256(token));
-            }
+        if (bytes.length > MAX_FILE_BYTES) {
+            throw new InvalidTokenFileException("is larger than " + MAX_FILE_BYTES + " bytes");
         }
-        if (digests.isEmpty()) {
-            throw new InvalidTokenFileException("holds no token (one per line)");
+        try {
+            return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
+        } catch (CharacterCodingException e) {
+            throw new InvalidTokenFileException("cannot be read (not a readable text file)");
         }
-        return List.copyOf(digests);
+    }
+
+    /**
+     * Logs, by line number only, the lines of the file that no client could present: a bearer token
+     * is RFC 6750's token68 (letters, digits, {@code -._~+/}, then {@code =} padding).
+     */
+    private void warnOfNotTokens(List<Integer> lines) {
+        if (!lines.isEmpty()) {
+            log.warn("token file {}: line(s) {} are not bearer tokens (RFC 6750: letters, digits and -._~+/, "
+                    + "then '='; '#' starts a comment) and are ignored", file, lines);
+        }
     }
 
     /**
@@ -101,9 +165,9 @@ public final class BearerTokens {
      * empty the previous tokens stay, with one warning until the file is usable again.
      */
     public void refresh() {
-        List<byte[]> fresh;
+        Parsed parsed;
         try {
-            fresh = read(file);
+            parsed = parse(file);
         } catch (InvalidTokenFileException e) {
             if (!lastRefreshFailed) {
                 log.warn("token file {} {}; keeping the {} token(s) read before", file, e.getMessage(), digests.size());
@@ -112,9 +176,11 @@ public final class BearerTokens {
             return;
         }
         lastRefreshFailed = false;
+        List<byte[]> fresh = parsed.digests();
         if (!sameTokens(fresh, digests)) {
             digests = fresh;
             log.info("token file {} changed: {} token(s) now valid", file, fresh.size());
+            warnOfNotTokens(parsed.notTokens());
         }
     }
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import io.kvorum.node.LogCapture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -70,6 +71,44 @@ class BearerTokensTest {
         tokens.refresh();
         assertThat(tokens.accepts("Bearer new")).isTrue();
         assertThat(tokens.accepts("Bearer old")).isFalse();
+        assertThat(tokens.size()).isEqualTo(1);
+    }
+
+    @Test
+    void commentsAByteOrderMarkAndLinesNoClientCouldSendAreNotTokensAndAreNamedByLineOnly() throws Exception {
+        LogCapture logs = new LogCapture();
+        logs.attach();
+        try {
+            BearerTokens tokens = BearerTokens.load(file("\uFEFFfirst\r\n# prod tokens\nfoo bar\nbase64+/x==\n"));
+
+            assertThat(tokens.accepts("Bearer first")).as("the byte-order mark is not part of the first token").isTrue();
+            assertThat(tokens.accepts("Bearer base64+/x==")).isTrue();
+            assertThat(tokens.accepts("Bearer # prod tokens")).as("a comment").isFalse();
+            assertThat(tokens.accepts("Bearer foo bar")).as("not an RFC 6750 token").isFalse();
+            assertThat(tokens.size()).isEqualTo(2);
+            assertThat(logs.problems()).singleElement().asString().contains("line(s) [3]").doesNotContain("foo");
+        } finally {
+            logs.detach();
+        }
+    }
+
+    @Test
+    void aFileTooLargeOrWithTooManyTokensIsRefusedAtLoadAndKeepsThePreviousTokensOnRefresh() throws Exception {
+        StringBuilder many = new StringBuilder();
+        for (int i = 0; i <= BearerTokens.MAX_TOKENS; i++) {
+            many.append("token").append(i).append('\n');
+        }
+        assertThatThrownBy(() -> BearerTokens.load(file(many.toString())))
+                .isInstanceOf(BearerTokens.InvalidTokenFileException.class).hasMessageContaining("more than 1000 tokens");
+        String huge = "t".repeat(BearerTokens.MAX_FILE_BYTES) + "\n";
+        assertThatThrownBy(() -> BearerTokens.load(file(huge)))
+                .isInstanceOf(BearerTokens.InvalidTokenFileException.class).hasMessageContaining("larger than 1048576 bytes");
+
+        Path f = file("current\n");
+        BearerTokens tokens = BearerTokens.load(f);
+        Files.writeString(f, huge);
+        tokens.refresh();
+        assertThat(tokens.accepts("Bearer current")).as("kept while the file is too large").isTrue();
         assertThat(tokens.size()).isEqualTo(1);
     }
 }
