@@ -1,0 +1,60 @@
+package io.kvorum.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.joran.JoranConfigurator;
+import ch.qos.logback.classic.util.LogbackMDCAdapter;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The logging configuration the node jar ships ({@code src/main/resources/logback.xml}, which the
+ * tests' own configuration hides from the class path's first look): one line per event, and no
+ * transport logger that writes payloads, whatever {@code KVORUM_LOG_LEVEL} asks for.
+ */
+class ShippedLoggingTest {
+
+    @Test
+    void atTraceEachEventIsOneLineAndTheTransportsFrameLoggersStaySilent() throws Exception {
+        String out = logAtTrace(context -> {
+            context.getLogger("io.kvorum.node.Example").warn("peer unreachable: io exception\nChannel Pipeline: [SslHandler#0]");
+            context.getLogger("io.grpc.netty.NettyClientHandler").debug("INBOUND DATA: bytes=4b45594d41524b");
+            context.getLogger("io.netty.handler.codec.http2.Http2FrameLogger").debug("OUTBOUND DATA: 56414c5545");
+            context.getLogger("io.kvorum.node.Example").trace("traced");
+        });
+
+        assertThat(out.lines()).hasSize(2);
+        assertThat(out).contains("peer unreachable: io exception Channel Pipeline: [SslHandler#0]")
+                .contains("traced").doesNotContain("4b45594d41524b").doesNotContain("56414c5545");
+    }
+
+    private interface Logging {
+        void logTo(LoggerContext context);
+    }
+
+    /** What the shipped configuration prints to stdout at {@code KVORUM_LOG_LEVEL=TRACE}. */
+    private static String logAtTrace(Logging logging) throws Exception {
+        URL shipped = Path.of("src/main/resources/logback.xml").toUri().toURL();
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        PrintStream stdout = System.out;
+        LoggerContext context = new LoggerContext();
+        context.setMDCAdapter(new LogbackMDCAdapter());
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            context.putProperty("KVORUM_LOG_LEVEL", "TRACE");
+            JoranConfigurator configurator = new JoranConfigurator();
+            configurator.setContext(context);
+            configurator.doConfigure(shipped);
+            logging.logTo(context);
+        } finally {
+            context.stop();
+            System.setOut(stdout);
+        }
+        return captured.toString(StandardCharsets.UTF_8);
+    }
+}
