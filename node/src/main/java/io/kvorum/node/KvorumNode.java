@@ -52,6 +52,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -263,6 +264,13 @@ public final class KvorumNode implements AutoCloseable {
         } catch (Exception e) {
             throw new StartupException("cannot listen for HTTP on " + config.bindAddress() + ":" + httpPort + ": "
                     + bindFailure(e));
+        }
+        if (config.security().tlsEnabled()) {
+            // Peers refuse such a certificate with a line of their own; this end would only see them as down.
+            for (String problem : config.security().tls().ownCertificateProblems(config.self().host(), Instant.now())) {
+                log.warn("--tls-cert {}: {}; peers and clients will refuse this node's connections",
+                        config.security().tls().certificate(), problem);
+            }
         }
         log.info("node {} serving {} on {} with data in {} (cluster of {}, replication factor {}{}{})",
                 selfId, config.security().tlsEnabled() ? "HTTPS" : "HTTP", address,

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -43,5 +45,21 @@ class KvorumCertsTest {
         assertThat(Files.readString(dir.resolve("n2.key"))).as("a node not named is left alone").isEqualTo(n2Key);
         assertThat(dir.resolve("n3.pem")).isRegularFile();
         assertThat(dir.resolve("n3.key")).isRegularFile();
+    }
+
+    @Test
+    void helpPrintsTheUsageAndAnOptionIsNotTakenForTheDirectory() throws Exception {
+        Process help = new ProcessBuilder(KvorumCerts.script().toString(), "certs", "--help").directory(tmp.toFile())
+                .redirectErrorStream(true).start();
+        String output = new String(help.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(help.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(help.exitValue()).isZero();
+        assertThat(output).startsWith("usage: ./kvorum certs DIR");
+
+        assertThatThrownBy(() -> KvorumCerts.make(tmp.resolve("-x").getFileName()))
+                .isInstanceOf(IOException.class).hasMessageContaining("'-x' is not a directory name");
+        try (var written = Files.list(tmp)) {
+            assertThat(written).as("nothing written, not even a directory named --help").isEmpty();
+        }
     }
 }

@@ -13,7 +13,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -235,14 +234,14 @@ public record NodeConfig(
                         + ": TLS needs a certificate, its key and the CA");
             }
             if (!tlsGiven.isEmpty()) {
-                Map<Path, NodeOption> byFile = new HashMap<>();
-                for (NodeOption o : tlsOptions) {
-                    byFile.putIfAbsent(file(o), o);
-                }
                 try {
                     tls = TlsFiles.load(file(NodeOption.TLS_CERT), file(NodeOption.TLS_KEY), file(NodeOption.TLS_CA));
                 } catch (TlsFiles.InvalidTlsFileException e) {
-                    NodeOption culprit = byFile.getOrDefault(e.file(), NodeOption.TLS_CERT);
+                    NodeOption culprit = switch (e.role()) {
+                        case CERTIFICATE -> NodeOption.TLS_CERT;
+                        case KEY -> NodeOption.TLS_KEY;
+                        case AUTHORITY -> NodeOption.TLS_CA;
+                    };
                     throw new ConfigException(name(culprit) + " '" + e.file() + "' " + e.getMessage());
                 }
             }

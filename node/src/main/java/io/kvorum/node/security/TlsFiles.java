@@ -2,6 +2,8 @@ package io.kvorum.node.security;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,11 +14,16 @@ import java.security.Signature;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
+import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
 import java.security.spec.PKCS8EncodedKeySpec;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -37,6 +44,10 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
     private static final Pattern PKCS8 = Pattern.compile(
             "-----BEGIN PRIVATE KEY-----([A-Za-z0-9+/=\\s]+)-----END PRIVATE KEY-----");
     private static final List<String> KEY_ALGORITHMS = List.of("RSA", "EC", "Ed25519", "Ed448");
+    private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
+    /** GeneralName types of X.509 subject alternative names (RFC 5280). */
+    private static final int DNS_NAME = 2;
+    private static final int IP_ADDRESS = 7;
 
     /**
      * Reads and checks the three files.
@@ -44,48 +55,129 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
      * @throws InvalidTlsFileException naming the file that cannot be read or used, never its content
      */
     public static TlsFiles load(Path certificate, Path privateKey, Path authority) throws InvalidTlsFileException {
-        X509Certificate own = certificates(certificate, "certificate").get(0);
-        certificates(authority, "CA certificate");
+        X509Certificate own = certificates(certificate, Role.CERTIFICATE).get(0);
+        certificates(authority, Role.AUTHORITY);
         PrivateKey key = privateKey(privateKey);
         if (!signsFor(key, own)) {
-            throw new InvalidTlsFileException(privateKey, "is not the private key of the certificate");
+            throw new InvalidTlsFileException(privateKey, Role.KEY, "is not the private key of the certificate");
         }
         return new TlsFiles(certificate, privateKey, authority);
     }
 
-    private static List<X509Certificate> certificates(Path file, String what) throws InvalidTlsFileException {
-        requireReadable(file, what);
+    /**
+     * What peers and clients will refuse in this node's own certificate, as of {@code now}: that it
+     * expired or is not valid yet, or that it does not name {@code host}, the address the node's
+     * entry in {@code --cluster} gives (peers check it: RFC 6125, as HTTPS clients do). Each
+     * problem is one sentence; none when the certificate is fine. Reads the file again.
+     */
+    public List<String> ownCertificateProblems(String host, Instant now) {
+        X509Certificate own;
+        try {
+            own = certificates(certificate, Role.CERTIFICATE).get(0);
+        } catch (InvalidTlsFileException e) {
+            return List.of("it " + e.getMessage());
+        }
+        List<String> problems = new ArrayList<>();
+        if (now.isAfter(own.getNotAfter().toInstant())) {
+            problems.add("it expired at " + own.getNotAfter().toInstant());
+        } else if (now.isBefore(own.getNotBefore().toInstant())) {
+            problems.add("it is not valid before " + own.getNotBefore().toInstant() + " (check this machine's clock)");
+        }
+        if (!names(own, host)) {
+            problems.add("it does not name this node's address " + host + " (its subject alternative names: "
+                    + subjectAlternativeNames(own) + ")");
+        }
+        return problems;
+    }
+
+    /** Whether the certificate's subject alternative names cover {@code host}: an IP address, or a DNS name. */
+    static boolean names(X509Certificate certificate, String host) {
+        byte[] ip = ipLiteral(host);
+        for (List<?> san : sans(certificate)) {
+            int type = (Integer) san.get(0);
+            String value = String.valueOf(san.get(1));
+            if (ip != null && type == IP_ADDRESS && Arrays.equals(ip, ipLiteral(value))) {
+                return true;
+            }
+            if (ip == null && type == DNS_NAME && dnsMatches(value, host)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** RFC 6125: equal ignoring case, or a wildcard for the whole leftmost label ({@code *.example.com}). */
+    private static boolean dnsMatches(String pattern, String host) {
+        String p = pattern.toLowerCase(Locale.ROOT);
+        String h = host.toLowerCase(Locale.ROOT);
+        if (p.startsWith("*.")) {
+            int dot = h.indexOf('.');
+            return dot > 0 && h.substring(dot).equals(p.substring(1));
+        }
+        return p.equals(h);
+    }
+
+    /** The address's bytes when {@code host} is an IPv4 or IPv6 literal (never a name lookup), else null. */
+    private static byte[] ipLiteral(String host) {
+        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        if (!IPV4.matcher(h).matches() && !h.contains(":")) {
+            return null;
+        }
+        try {
+            return InetAddress.getByName(h).getAddress(); // a literal: parsed, not resolved
+        } catch (UnknownHostException e) {
+            return null;
+        }
+    }
+
+    private static List<String> subjectAlternativeNames(X509Certificate certificate) {
+        List<String> names = sans(certificate).stream().map(san -> String.valueOf(san.get(1))).toList();
+        return names.isEmpty() ? List.of("none") : names;
+    }
+
+    private static Collection<List<?>> sans(X509Certificate certificate) {
+        try {
+            Collection<List<?>> all = certificate.getSubjectAlternativeNames();
+            return all == null ? List.of() : all;
+        } catch (CertificateParsingException e) {
+            return List.of();
+        }
+    }
+
+    private static List<X509Certificate> certificates(Path file, Role role) throws InvalidTlsFileException {
+        String what = role == Role.AUTHORITY ? "CA certificate" : "certificate";
+        requireReadable(file, role, what);
         try (InputStream in = Files.newInputStream(file)) {
             Collection<? extends Certificate> all = CertificateFactory.getInstance("X.509").generateCertificates(in);
             if (all.isEmpty()) {
-                throw new InvalidTlsFileException(file, "holds no PEM " + what);
+                throw new InvalidTlsFileException(file, role, "holds no PEM " + what);
             }
             return all.stream().map(X509Certificate.class::cast).toList();
         } catch (IOException e) {
-            throw new InvalidTlsFileException(file, "cannot be read");
+            throw new InvalidTlsFileException(file, role, "cannot be read");
         } catch (CertificateException e) {
-            throw new InvalidTlsFileException(file, "is not a PEM " + what);
+            throw new InvalidTlsFileException(file, role, "is not a PEM " + what);
         }
     }
 
     private static PrivateKey privateKey(Path file) throws InvalidTlsFileException {
-        requireReadable(file, "private key");
+        requireReadable(file, Role.KEY, "private key");
         String pem;
         try {
             pem = Files.readString(file, StandardCharsets.US_ASCII);
         } catch (IOException e) {
-            throw new InvalidTlsFileException(file, "cannot be read");
+            throw new InvalidTlsFileException(file, Role.KEY, "cannot be read");
         }
         Matcher m = PKCS8.matcher(pem);
         if (!m.find()) {
-            throw new InvalidTlsFileException(file, "is not an unencrypted PEM PKCS#8 private key "
+            throw new InvalidTlsFileException(file, Role.KEY, "is not an unencrypted PEM PKCS#8 private key "
                     + "('BEGIN PRIVATE KEY'; convert with: openssl pkcs8 -topk8 -nocrypt)");
         }
         PKCS8EncodedKeySpec spec;
         try {
             spec = new PKCS8EncodedKeySpec(Base64.getMimeDecoder().decode(m.group(1)));
         } catch (IllegalArgumentException e) {
-            throw new InvalidTlsFileException(file, "is not valid PEM (bad base64)");
+            throw new InvalidTlsFileException(file, Role.KEY, "is not valid PEM (bad base64)");
         }
         for (String algorithm : KEY_ALGORITHMS) {
             try {
@@ -94,7 +186,7 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
                 // not this algorithm: try the next
             }
         }
-        throw new InvalidTlsFileException(file, "holds a private key of no known algorithm (RSA, EC, Ed25519)");
+        throw new InvalidTlsFileException(file, Role.KEY, "holds a private key of no known algorithm (RSA, EC, Ed25519)");
     }
 
     /** Whether a signature made with the key verifies with the certificate's public key. */
@@ -119,26 +211,36 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
         }
     }
 
-    private static void requireReadable(Path file, String what) throws InvalidTlsFileException {
+    private static void requireReadable(Path file, Role role, String what) throws InvalidTlsFileException {
         if (!Files.exists(file)) {
-            throw new InvalidTlsFileException(file, "cannot be read: it does not exist (the " + what + ")");
+            throw new InvalidTlsFileException(file, role, "cannot be read: it does not exist (the " + what + ")");
         }
         if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
-            throw new InvalidTlsFileException(file, "cannot be read (the " + what + ")");
+            throw new InvalidTlsFileException(file, role, "cannot be read (the " + what + ")");
         }
     }
+
+    /** Which of the three files a fault is in: the same path may be given for two of them. */
+    public enum Role { CERTIFICATE, KEY, AUTHORITY }
 
     /** A TLS file that cannot be used; the message names the fault, never the content. */
     public static final class InvalidTlsFileException extends Exception {
         private final transient Path file;
+        private final Role role;
 
-        InvalidTlsFileException(Path file, String fault) {
+        InvalidTlsFileException(Path file, Role role, String fault) {
             super(fault, null, false, false);
             this.file = file;
+            this.role = role;
         }
 
         public Path file() {
             return file;
+        }
+
+        /** Which file it is, as given. */
+        public Role role() {
+            return role;
         }
     }
 }

@@ -22,6 +22,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -172,7 +173,10 @@ class CommandLineIT {
                 List.of("--tls-cert", cert, "--tls-key", pki.resolve("n2.key").toString(), "--tls-ca", ca));
         cases.put("an empty token file", List.of("--auth-token-file", emptyTokens.toString()));
         cases.put("a token file that does not exist", List.of("--auth-token-file", tmp.resolve("absent").toString()));
-        Map<String, String> mentions = Map.of(
+        cases.put("the key given as the CA too", List.of("--tls-cert", cert, "--tls-key", key, "--tls-ca", key));
+        Path hugeTokens = Files.writeString(tmp.resolve("huge-tokens"), "t".repeat(2 << 20) + "\n");
+        cases.put("a token file over 1 MiB", List.of("--auth-token-file", hugeTokens.toString()));
+        Map<String, String> mentions = new HashMap<>(Map.of(
                 "--tls-cert alone", "--tls-key",
                 "--tls-cert and --tls-key without --tls-ca", "--tls-ca",
                 "a certificate file that does not exist", "--tls-cert",
@@ -181,7 +185,9 @@ class CommandLineIT {
                 "a key that is not PEM", "--tls-key",
                 "the key of another certificate", "--tls-key",
                 "an empty token file", "--auth-token-file",
-                "a token file that does not exist", "--auth-token-file");
+                "a token file that does not exist", "--auth-token-file"));
+        mentions.put("the key given as the CA too", "--tls-ca");
+        mentions.put("a token file over 1 MiB", "--auth-token-file");
         for (Map.Entry<String, List<String>> c : cases.entrySet()) {
             List<String> args = new ArrayList<>(List.of("--cluster", ok, "--data-dir", tmp.resolve("data").toString()));
             args.addAll(c.getValue());

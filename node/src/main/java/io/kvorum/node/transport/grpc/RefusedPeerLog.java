@@ -3,7 +3,11 @@ package io.kvorum.node.transport.grpc;
 import java.net.Socket;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.security.cert.CertPathValidatorException;
+import java.security.cert.CertPathValidatorException.BasicReason;
 import java.security.cert.CertificateException;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
 import java.security.cert.X509Certificate;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -132,7 +136,7 @@ final class RefusedPeerLog {
     }
 
     /** Delegates every check; logs a refused certificate with the peer's address. */
-    private static final class Logging extends X509ExtendedTrustManager {
+    static final class Logging extends X509ExtendedTrustManager {
         private final X509ExtendedTrustManager delegate;
 
         Logging(X509ExtendedTrustManager delegate) {
@@ -141,10 +145,41 @@ final class RefusedPeerLog {
 
         private static void refused(X509Certificate[] chain, String peer, CertificateException e)
                 throws CertificateException {
-            String subject = chain != null && chain.length > 0 ? chain[0].getSubjectX500Principal().getName() : "none";
-            warn("certificate", peer + '\0' + subject, "refused a peer connection with {}: its certificate ({}) "
-                    + "is not signed by the CA of --tls-ca", peer, subject);
+            X509Certificate leaf = chain != null && chain.length > 0 ? chain[0] : null;
+            String subject = leaf != null ? leaf.getSubjectX500Principal().getName() : "none";
+            warn("certificate", peer + '\0' + subject, "refused a peer connection with {}: its certificate ({}) {}",
+                    peer, subject, why(leaf, e));
             throw e;
+        }
+
+        /**
+         * Why the JDK refused a certificate, in words: the validity dates and the name are checked
+         * apart from the signature, so a certificate of the right CA is not said to be of another.
+         */
+        static String why(X509Certificate leaf, CertificateException e) {
+            for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+                if (t instanceof CertificateExpiredException
+                        || t instanceof CertPathValidatorException v && v.getReason() == BasicReason.EXPIRED) {
+                    return leaf != null ? "expired at " + leaf.getNotAfter().toInstant() : "has expired";
+                }
+                if (t instanceof CertificateNotYetValidException
+                        || t instanceof CertPathValidatorException v && v.getReason() == BasicReason.NOT_YET_VALID) {
+                    return (leaf != null ? "is not valid before " + leaf.getNotBefore().toInstant() : "is not valid yet")
+                            + " (or a clock is wrong)";
+                }
+                String message = String.valueOf(t.getMessage());
+                if (message.startsWith("No subject alternative") || message.startsWith("No name matching")) {
+                    // The JDK's HostnameChecker: the name or address this node dialled is not in the certificate.
+                    return "does not name the address it was reached at";
+                }
+            }
+            return "is not signed by the CA of --tls-ca";
+        }
+
+        /** The peer's address as the engine knows it; a server's engine knows none. */
+        private static String peerOf(SSLEngine engine) {
+            return engine == null || engine.getPeerHost() == null ? "a peer"
+                    : engine.getPeerHost() + ":" + engine.getPeerPort();
         }
 
         @Override
@@ -153,7 +188,7 @@ final class RefusedPeerLog {
             try {
                 delegate.checkClientTrusted(chain, authType, engine);
             } catch (CertificateException e) {
-                refused(chain, engine == null ? "?" : engine.getPeerHost() + ":" + engine.getPeerPort(), e);
+                refused(chain, peerOf(engine), e);
             }
         }
 
@@ -163,7 +198,7 @@ final class RefusedPeerLog {
             try {
                 delegate.checkClientTrusted(chain, authType, socket);
             } catch (CertificateException e) {
-                refused(chain, socket == null ? "?" : String.valueOf(socket.getRemoteSocketAddress()), e);
+                refused(chain, socket == null ? "a peer" : String.valueOf(socket.getRemoteSocketAddress()), e);
             }
         }
 
@@ -172,7 +207,7 @@ final class RefusedPeerLog {
             try {
                 delegate.checkClientTrusted(chain, authType);
             } catch (CertificateException e) {
-                refused(chain, "?", e);
+                refused(chain, "a peer", e);
             }
         }
 
@@ -182,7 +217,7 @@ final class RefusedPeerLog {
             try {
                 delegate.checkServerTrusted(chain, authType, engine);
             } catch (CertificateException e) {
-                refused(chain, engine == null ? "?" : engine.getPeerHost() + ":" + engine.getPeerPort(), e);
+                refused(chain, peerOf(engine), e);
             }
         }
 
@@ -192,7 +227,7 @@ final class RefusedPeerLog {
             try {
                 delegate.checkServerTrusted(chain, authType, socket);
             } catch (CertificateException e) {
-                refused(chain, socket == null ? "?" : String.valueOf(socket.getRemoteSocketAddress()), e);
+                refused(chain, socket == null ? "a peer" : String.valueOf(socket.getRemoteSocketAddress()), e);
             }
         }
 
@@ -201,7 +236,7 @@ final class RefusedPeerLog {
             try {
                 delegate.checkServerTrusted(chain, authType);
             } catch (CertificateException e) {
-                refused(chain, "?", e);
+                refused(chain, "a peer", e);
             }
         }
 

@@ -51,4 +51,22 @@ class RefusedPeerLogTest {
         assertThat(Failures.tlsReason(new java.io.IOException("Connection refused"))).isEmpty();
         assertThat(Failures.tlsReason(null)).isEmpty();
     }
+
+    @Test
+    void aCertificateOfTheRightCaIsRefusedForItsDatesOrNameNotForItsSigner() {
+        java.security.cert.CertificateException expired = new java.security.cert.CertificateException("validity check failed",
+                new java.security.cert.CertPathValidatorException("validity check failed", null, null, -1,
+                        java.security.cert.CertPathValidatorException.BasicReason.EXPIRED));
+        java.security.cert.CertificateException notYet = new java.security.cert.CertificateException(
+                new java.security.cert.CertificateNotYetValidException("NotBefore: Sun Dec 01 00:00:00 UTC 2030"));
+        java.security.cert.CertificateException wrongName = new java.security.cert.CertificateException(
+                "No subject alternative names matching IP address 127.0.0.1 found");
+        java.security.cert.CertificateException otherCa = new java.security.cert.CertificateException(
+                new java.security.cert.CertPathValidatorException("Path does not chain with any of the trust anchors"));
+
+        assertThat(RefusedPeerLog.Logging.why(null, expired)).isEqualTo("has expired");
+        assertThat(RefusedPeerLog.Logging.why(null, notYet)).startsWith("is not valid yet");
+        assertThat(RefusedPeerLog.Logging.why(null, wrongName)).isEqualTo("does not name the address it was reached at");
+        assertThat(RefusedPeerLog.Logging.why(null, otherCa)).isEqualTo("is not signed by the CA of --tls-ca");
+    }
 }
