@@ -29,15 +29,18 @@ import java.util.concurrent.TimeUnit;
  * <p>When the newest version named is a value whose record this read does not hold, it fetches
  * the record from a replica that named that version, after the data replica answered (a mismatch:
  * a digest is newer), failed, or took an eighth of the request timeout (slow: a hedge, if the
- * node's {@link HedgeBudget} allows it; else the read waits for the data replica): the fallback.
+ * node's {@link HedgeBudget} allows it; else half of the timeout, so that a data replica that hangs
+ * while others answered costs the read time, never its answer): the fallback.
  * Should every replica that named it fail to send it, every other replica that answered is asked
  * for its record once. All of it within the request's one deadline; it fails with
  * {@link NotEnoughReplicasException} when {@code ack} answers are out of reach, or nothing more can
  * be asked and the record of the newest version is still missing.
  *
- * <p>Read repair: once every request of the read settled, each replica that named an older version
- * (or none) is sent the newest record, whose fetch then also continues after the client was
- * answered. The client's answer never waits for it.
+ * <p>Read repair: once the read is over (answered, or failed) and holds the newest record, each
+ * replica that named an older version (or none) is sent it; a replica that answers later is
+ * repaired when it does, so one that hangs delays no one's repair (SPEC §3: within a second). A
+ * newer version named late is fetched, and every replica older than it repaired again. The
+ * client's answer never waits for any of it.
  *
  * <p>Thread-safe: answers arrive on any thread and are serialized on this object; requests are sent
  * and the result completed outside its lock, because a replica may answer on the calling thread.
@@ -46,6 +49,8 @@ final class DigestRead {
 
     /** The data replica is slow once this fraction of the request timeout has passed without its answer. */
     private static final int SLOW_AFTER_TIMEOUT_DIVISOR = 8;
+    /** ... and overdue, fetched from another replica whatever the hedge budget says, after this fraction. */
+    private static final int OVERDUE_AFTER_TIMEOUT_DIVISOR = 2;
 
     final CompletableFuture<Record> result = new CompletableFuture<>();
     private final byte[] key;
@@ -58,16 +63,20 @@ final class DigestRead {
     private final RequestTimer.Timeout deadline;
     private final RequestTimer.Timeout slowData;
     private final HedgeBudget hedges;
+    private final RequestTimer timer;
+    private final long timeoutNanos;
+    /** Set, under the lock, only for a read whose hedge the budget withheld; cancelled with the others. */
+    private volatile RequestTimer.Timeout overdueData = () -> { };
 
     // guarded by this
     private boolean done;
     private boolean dataSlow;
+    private boolean dataOverdue;
     /** Whether the budget allowed a hedge of the slow data replica; null until asked. */
     private Boolean hedged;
     /** The first refusal for overload ({@link QuorumTracker#overload}), or null. */
     private String overload;
     private boolean fellBack;
-    private boolean repaired;
     private int fetching;
 
     /** One replica asked, and what it said. */
@@ -81,6 +90,8 @@ final class DigestRead {
         RecordDigest version;
         /** Its record of {@link #version}, once it sent it. */
         Record record;
+        /** The version it was sent by read repair, or null. */
+        RecordDigest repairedTo;
         /** Asked for its record: as the data replica, or by a fallback. */
         boolean askedForRecord;
         boolean fetching;
@@ -101,6 +112,8 @@ final class DigestRead {
                long timeoutNanos, Counter repairs, Map<DigestFallback, Counter> fallbacks, HedgeBudget hedges) {
         this.key = key;
         this.hedges = hedges;
+        this.timer = timer;
+        this.timeoutNanos = timeoutNanos;
         this.hlc = hlc;
         this.repairs = repairs;
         this.fallbacks = fallbacks;
@@ -172,6 +185,23 @@ final class DigestRead {
             }
             dataSlow = true;
             next = decide();
+            if (!done && Boolean.FALSE.equals(hedged)) {
+                // Withheld, the fetch is only put off: the replicas that answered must not wait for the deadline.
+                long delay = timeoutNanos / OVERDUE_AFTER_TIMEOUT_DIVISOR - timeoutNanos / SLOW_AFTER_TIMEOUT_DIVISOR;
+                overdueData = timer.schedule(this::onDataOverdue, delay, TimeUnit.NANOSECONDS);
+            }
+        }
+        next.run();
+    }
+
+    private void onDataOverdue() {
+        Actions next;
+        synchronized (this) {
+            if (!data.pending) {
+                return;
+            }
+            dataOverdue = true;
+            next = decide();
         }
         next.run();
     }
@@ -210,7 +240,7 @@ final class DigestRead {
             next.failure = tracker.failure("too many replicas failed", overload);
         }
 
-        if (!held && (!done || anyOlderThan(winner)) && (!data.pending || dataSlow && mayHedge())) {
+        if (!held && (!done || anyOlderThan(winner)) && (!data.pending || dataOverdue || dataSlow && mayHedge())) {
             fetchRecordOf(winner, next.fetch);
         }
         boolean settled = tracker.pending() == 0 && fetching == 0;
@@ -218,16 +248,14 @@ final class DigestRead {
             done = true; // answers enough, but the newest version's record could be read from none of them
             next.failure = tracker.failure("the record of the newest version could not be read", overload);
         }
-        if (settled && !repaired) {
-            repaired = true;
-            if (held && winner != null) {
-                for (Slot s : slots) {
-                    if (s.answered && winner.isNewerThan(s.version)) {
-                        next.stale.add(s);
-                    }
+        if ((done || settled) && held && winner != null) {
+            for (Slot s : slots) {
+                if (s.answered && winner.isNewerThan(s.version) && !winner.equals(s.repairedTo)) {
+                    s.repairedTo = winner;
+                    next.stale.add(s);
                 }
-                next.repairWith = record;
             }
+            next.repairWith = record;
         }
         return next;
     }
@@ -316,6 +344,7 @@ final class DigestRead {
             if (answered || failure != null) {
                 deadline.cancel();
                 slowData.cancel();
+                overdueData.cancel();
                 if (failure != null) {
                     result.completeExceptionally(failure);
                 } else {

@@ -11,7 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Why: when replicas are slow because they are overloaded, a hedge is one more full read for an
  * overloaded replica. Unbounded, every read then costs two, the load grows with the slowness, and
  * the replicas answer less. Within the budget a hedge still cuts the tail a single slow replica
- * makes; beyond it the read waits for the replica it asked, within its deadline. Fetches that a
+ * makes; beyond it the read waits for the replica it asked until half its deadline has passed,
+ * then fetches elsewhere all the same (a replica that hangs must not fail reads that others
+ * answered; SPEC §3). Fetches that a
  * read needs to answer at all (the replica asked failed, or a digest named a newer version) are not
  * hedges and never wait for the budget.
  *
