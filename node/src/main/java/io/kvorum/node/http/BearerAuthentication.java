@@ -7,6 +7,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import java.util.List;
 import java.util.function.Function;
 
 /**
@@ -37,7 +38,7 @@ final class BearerAuthentication implements Function<FullHttpRequest, Answer> {
         if (admits(tokens, request)) {
             return router.apply(request);
         }
-        return Answer.now(unauthorized(request.headers().contains(HttpHeaderNames.AUTHORIZATION)));
+        return Answer.now(unauthorized(request.headers().getAll(HttpHeaderNames.AUTHORIZATION).size()));
     }
 
     /**
@@ -46,17 +47,26 @@ final class BearerAuthentication implements Function<FullHttpRequest, Answer> {
      * of a request's headers before reading its body ({@link BodyAdmissionHandler}).
      */
     static boolean admits(BearerTokens tokens, HttpRequest request) {
-        return tokens == null || isOpen(request) || tokens.accepts(request.headers().get(HttpHeaderNames.AUTHORIZATION));
+        if (tokens == null || isOpen(request)) {
+            return true;
+        }
+        // Two credentials are none: which one a proxy or a server would read differs (RFC 9110 §5.3).
+        List<String> credentials = request.headers().getAll(HttpHeaderNames.AUTHORIZATION);
+        return credentials.size() == 1 && tokens.accepts(credentials.get(0));
     }
 
+    /** {@code GET /v0/status}, and nothing else (SPEC §7: not even its {@code HEAD}). */
     private static boolean isOpen(HttpRequest request) {
         return request.method().equals(HttpMethod.GET)
                 && RequestRouter.pathOf(RequestRouter.originForm(request.uri())).equals("/v0/status");
     }
 
-    static FullHttpResponse unauthorized(boolean tokenPresented) {
-        FullHttpResponse response = Responses.text(HttpResponseStatus.UNAUTHORIZED, tokenPresented
-                ? "the bearer token is not valid"
+    /** The {@code 401} for a request that {@link #admits} refused, which carried {@code credentials} Authorization headers. */
+    static FullHttpResponse unauthorized(int credentials) {
+        boolean tokenPresented = credentials > 0;
+        FullHttpResponse response = Responses.text(HttpResponseStatus.UNAUTHORIZED, credentials > 1
+                ? "send one Authorization header, not " + credentials
+                : tokenPresented ? "the bearer token is not valid"
                 : "authentication required: send 'Authorization: Bearer <token>'");
         response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, tokenPresented
                 ? CHALLENGE + ", error=\"invalid_token\"" : CHALLENGE);

@@ -140,7 +140,7 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
             long body = bodyBytes(request);
             if (tokens != null && body > 0 && !BearerAuthentication.admits(tokens, request)) {
                 refuse(ctx, request, new UnauthenticatedBodyException(
-                        request.headers().contains(HttpHeaderNames.AUTHORIZATION)));
+                        request.headers().getAll(HttpHeaderNames.AUTHORIZATION).size()));
                 return;
             }
             // A body over the limit reserves nothing: the aggregator refuses it (413) unread.

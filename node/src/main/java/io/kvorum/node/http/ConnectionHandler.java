@@ -221,7 +221,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             return Responses.text(unreadable.status(), unreadable.getMessage());
         }
         if (cause instanceof UnauthenticatedBodyException unauthenticated) {
-            return BearerAuthentication.unauthorized(unauthenticated.tokenPresented());
+            return BearerAuthentication.unauthorized(unauthenticated.credentials());
         }
         if (cause instanceof TooLongHttpLineException) {
             return Responses.text(HttpResponseStatus.REQUEST_URI_TOO_LONG, "request line too long");

@@ -8,15 +8,15 @@ package io.kvorum.node.http;
  */
 final class UnauthenticatedBodyException extends RuntimeException {
 
-    private final boolean tokenPresented;
+    private final int credentials;
 
-    UnauthenticatedBodyException(boolean tokenPresented) {
+    UnauthenticatedBodyException(int credentials) {
         super("a request with a body and without a valid bearer token", null, false, false);
-        this.tokenPresented = tokenPresented;
+        this.credentials = credentials;
     }
 
-    /** Whether the request carried a token at all (not which). */
-    boolean tokenPresented() {
-        return tokenPresented;
+    /** How many {@code Authorization} headers the request carried (not what they said). */
+    int credentials() {
+        return credentials;
     }
 }

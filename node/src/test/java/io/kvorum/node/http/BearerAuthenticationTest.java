@@ -82,6 +82,22 @@ class BearerAuthenticationTest {
         assertThat(routed).containsExactly("PUT /v0/entity?id=k", "GET /v0/status", "GET /v0/status?verbose=1");
     }
 
+    @Test
+    void twoCredentialsAreNoneAndOnlyTheGetOfStatusIsOpen() {
+        connection.send("GET /v0/entity?id=k HTTP/1.1\r\n" + HOST + "Authorization: Bearer " + TOKEN + "\r\n"
+                + "Authorization: Bearer wrong\r\n\r\n"
+                + "GET /v0/entity?id=k HTTP/1.1\r\n" + HOST + "Authorization: Bearer wrong\r\n"
+                + "Authorization: Bearer " + TOKEN + "\r\n\r\n");
+        List<Reply> replies = connection.responses();
+        assertThat(replies).extracting(Reply::status).containsExactly(401, 401);
+        assertThat(replies.get(0).body()).isEqualTo("send one Authorization header, not 2\n");
+
+        // SPEC §7: every request but GET /v0/status. Read raw: the decoder here cannot know that a HEAD answer has no body.
+        connection.send(request("HEAD", "/v0/status", null));
+        assertThat(connection.rawOutput()).startsWith("HTTP/1.1 401 Unauthorized");
+        assertThat(routed).as("whichever of the two is valid").isEmpty();
+    }
+
     /** A connection as the gateway builds it on a node that asks for tokens: gated before the body too. */
     private EmbeddedConnection gatewayConnection(ByteBudget budget) throws Exception {
         return new EmbeddedConnection(this::route, budget, BearerTokens.load(dir.resolve("tokens")));
