@@ -44,7 +44,8 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
     private static final Pattern PKCS8 = Pattern.compile(
             "-----BEGIN PRIVATE KEY-----([A-Za-z0-9+/=\\s]+)-----END PRIVATE KEY-----");
     private static final List<String> KEY_ALGORITHMS = List.of("RSA", "EC", "Ed25519", "Ed448");
-    private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
+    /** An IPv4 literal, each byte at most 255: anything else given to {@link InetAddress} would be looked up. */
+    private static final Pattern IPV4 = Pattern.compile("((25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(\\.(?!$)|$)){4}");
     /** GeneralName types of X.509 subject alternative names (RFC 5280). */
     private static final int DNS_NAME = 2;
     private static final int IP_ADDRESS = 7;

@@ -59,6 +59,8 @@ class TlsFilesTest {
                         + "[n1, localhost, 127.0.0.1])");
         assertThat(n1.ownCertificateProblems("db1.example.com", Instant.now())).hasSize(1);
         assertThat(n1.ownCertificateProblems("127.0.0.2", Instant.now())).as("an address, not a prefix").hasSize(1);
+        assertThat(n1.ownCertificateProblems("999.0.0.1", Instant.now())).as("not an address: a name, never looked up").hasSize(1);
+        assertThat(n1.ownCertificateProblems("::1", Instant.now())).as("IPv6").hasSize(1);
     }
 
     @Test
