@@ -22,9 +22,10 @@ import org.slf4j.LoggerFactory;
  * The bearer tokens of {@code --auth-token-file} (SPEC §7): one per line, blank lines and the
  * spaces around a token ignored, as are a byte-order mark, lines that start with {@code #}
  * (comments), and lines that are not RFC 6750 tokens (logged by number). At most
- * {@value #MAX_TOKENS} tokens in at most {@value #MAX_FILE_BYTES} bytes. Only SHA-256 digests of the tokens are kept, and a presented token
- * is compared with every one of them with {@link MessageDigest#isEqual} (constant time, and no early
- * exit on the first match), so neither the time of an answer nor a heap dump tells a token.
+ * {@value #MAX_TOKENS} tokens in at most {@value #MAX_FILE_BYTES} bytes. Only SHA-256 digests of the
+ * tokens are kept, and a presented token is compared with every one of them with
+ * {@link MessageDigest#isEqual} (constant time, and no early exit on the first match), so neither
+ * the time of an answer nor a heap dump tells a token.
  *
  * <p>{@link #refresh} re-reads the file; the node calls it every {@value #REFRESH_SECONDS} s so
  * that tokens rotate without a restart. A file that is momentarily empty or unreadable, as while
@@ -100,7 +101,9 @@ public final class BearerTokens {
             digests.add(sha256(token));
         }
         if (digests.isEmpty()) {
-            throw new InvalidTokenFileException("holds no token (one per line)");
+            throw new InvalidTokenFileException(notTokens.isEmpty() ? "holds no token (one per line)"
+                    : "holds no token: line(s) " + notTokens + " are not bearer tokens (RFC 6750: letters, digits "
+                    + "and -._~+/, then '=')");
         }
         return new Parsed(List.copyOf(digests), List.copyOf(notTokens));
     }

@@ -44,6 +44,9 @@ class BearerTokensTest {
     void aFileWithNoTokenOrThatCannotBeReadIsRefusedWithoutItsContent() throws Exception {
         assertThatThrownBy(() -> BearerTokens.load(file("\n  \n")))
                 .isInstanceOf(BearerTokens.InvalidTokenFileException.class).hasMessageContaining("no token");
+        assertThatThrownBy(() -> BearerTokens.load(file("# only a comment\nnot a token!\n")))
+                .isInstanceOf(BearerTokens.InvalidTokenFileException.class)
+                .hasMessageContaining("line(s) [2] are not bearer tokens").hasMessageNotContaining("not a token!");
         assertThatThrownBy(() -> BearerTokens.load(dir.resolve("absent")))
                 .isInstanceOf(BearerTokens.InvalidTokenFileException.class).hasMessageContaining("cannot be read");
     }
