@@ -105,7 +105,7 @@ public final class Coordinator {
         this.timer = timer;
         this.rangeSource = rangeSource;
         this.hints = hints;
-        this.largeWrites = new LargeWriteAdmission(clock, timer, requestTimeout);
+        this.largeWrites = new LargeWriteAdmission(clock, timer, requestTimeout, LargeWriteAdmission.memoryCeiling());
         this.hedges = new HedgeBudget(metrics.digestHedgesWithheld());
     }
 

@@ -3,6 +3,7 @@ package io.kvorum.node.coordinator;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.RequestTimer;
+import io.netty.util.internal.PlatformDependent;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -24,7 +25,9 @@ import java.util.concurrent.TimeUnit;
  * <p>The bound: a write that completes within half of the request timeout raises it by about one
  * write per bound's worth of completions; one that fails or takes over three quarters of the timeout
  * lowers it by 30%, at most once per half timeout; in between it holds. One large write is always
- * admitted when none is in progress.
+ * admitted when none is in progress. It never exceeds a ceiling set by the node's memory
+ * ({@link #memoryCeiling}): however fast the writes complete, each holds its value several times at
+ * the coordinator until its replicas took it.
  *
  * <p>The line: a write beyond the bound waits, first come first served, for up to a quarter of the
  * request timeout (the write then has the rest of it); one still waiting then, or that finds
@@ -53,7 +56,8 @@ final class LargeWriteAdmission {
     private final long fastNanos;
     private final long slowNanos;
     private final long backOffIntervalNanos;
-    private long limitBytes = INITIAL_LIMIT_BYTES; // guarded by this
+    private final long ceilingBytes;
+    private long limitBytes; // guarded by this
     private long inProgressBytes; // guarded by this
     private int inProgress; // guarded by this
     private final ArrayDeque<Waiter> waiting = new ArrayDeque<>(); // guarded by this
@@ -69,8 +73,18 @@ final class LargeWriteAdmission {
     private record Waiter(int bytes, long sinceNanos, CompletableFuture<Ticket> admitted) {
     }
 
-    /** @param timer ends the waits that last too long */
+    /** Admission with no ceiling below {@value #MAX_LIMIT_BYTES} bytes; see the full constructor. */
     LargeWriteAdmission(Clock clock, RequestTimer timer, Duration requestTimeout) {
+        this(clock, timer, requestTimeout, MAX_LIMIT_BYTES);
+    }
+
+    /**
+     * @param timer        ends the waits that last too long
+     * @param ceilingBytes the most the bound may grow to (and its start, when under the usual start)
+     */
+    LargeWriteAdmission(Clock clock, RequestTimer timer, Duration requestTimeout, long ceilingBytes) {
+        this.ceilingBytes = Math.max(LARGE_VALUE_BYTES, Math.min(MAX_LIMIT_BYTES, ceilingBytes));
+        this.limitBytes = Math.min(INITIAL_LIMIT_BYTES, this.ceilingBytes);
         this.clock = clock;
         this.timer = timer;
         this.requestTimeoutNanos = requestTimeout.toNanos();
@@ -79,6 +93,19 @@ final class LargeWriteAdmission {
         this.slowNanos = requestTimeoutNanos * 3 / 4;
         this.backOffIntervalNanos = requestTimeoutNanos / 2;
         this.lastBackOffNanos = clock.nanoTime() - backOffIntervalNanos - 1; // the first may come at once
+    }
+
+    /**
+     * The ceiling for this process: a quarter of the smaller of its heap and its direct memory (the
+     * share the gateway gives request bodies, {@code http.ByteBudget}), divided among the copies a
+     * write of replication factor 3 holds at once here: the value in the heap, and the message to
+     * each of two remote replicas in direct buffers until their streams took it. Unbounded, 12
+     * clients writing 4 MiB values through one node of a 3-node cluster with 128 MiB heaps ran it
+     * out of direct memory, then of heap.
+     */
+    static long memoryCeiling() {
+        long memory = Math.min(Runtime.getRuntime().maxMemory(), PlatformDependent.maxDirectMemory());
+        return memory / 4 / 3;
     }
 
     /** Whether a write of a value of {@code valueBytes} goes through admission. */
@@ -166,7 +193,7 @@ final class LargeWriteAdmission {
             }
         } else if (tookNanos <= fastNanos) {
             long step = Math.max(1, (long) ticket.bytes() * ticket.bytes() / limitBytes);
-            limitBytes = Math.min(MAX_LIMIT_BYTES, limitBytes + step);
+            limitBytes = Math.min(ceilingBytes, limitBytes + step);
         }
     }
 

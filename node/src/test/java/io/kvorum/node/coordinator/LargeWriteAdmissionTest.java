@@ -153,4 +153,24 @@ class LargeWriteAdmissionTest {
         assertThat(LargeWriteAdmission.isLarge(LargeWriteAdmission.LARGE_VALUE_BYTES)).isTrue();
         assertThatThrownBy(() -> admission.admit(100)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void theBoundStartsAndStaysUnderTheMemoryCeilingHoweverFastWritesComplete() {
+        LargeWriteAdmission small = new LargeWriteAdmission(clock, timer, Duration.ofMillis(1000), 10L << 20);
+        assertThat(small.limitBytes()).as("starts at the ceiling, under the usual 32 MiB").isEqualTo(10L << 20);
+
+        for (int i = 0; i < 1000; i++) { // every write answered at once: the bound would grow to 1 GiB
+            CompletableFuture<LargeWriteAdmission.Ticket> write = small.admit(MIB4);
+            assertThat(write).isCompleted();
+            small.done(write.join(), true);
+        }
+        assertThat(small.limitBytes()).isEqualTo(10L << 20);
+        small.admit(MIB4);
+        small.admit(MIB4);
+        assertThat(small.admit(MIB4)).as("a third 4 MiB write exceeds 10 MiB: it waits").isNotDone();
+
+        assertThat(LargeWriteAdmission.memoryCeiling()).as("a twelfth of this JVM's smaller memory")
+                .isEqualTo(Math.min(Runtime.getRuntime().maxMemory(),
+                        io.netty.util.internal.PlatformDependent.maxDirectMemory()) / 12);
+    }
 }

@@ -104,7 +104,12 @@ final class RefusedPeerLog {
             if (record.getLevel().intValue() < level.intValue() || message == null || !message.startsWith(messagePrefix)) {
                 return;
             }
-            String why = record.getThrown() == null ? messagePrefix : rootCause(record.getThrown());
+            Throwable root = record.getThrown() == null ? null : rootOf(record.getThrown());
+            String why = root == null ? messagePrefix : root.getClass().getSimpleName();
+            if (root instanceof Error) { // out of memory, say: this node's trouble, whatever the peer speaks
+                warn("transport", why, "a peer connection failed on this node ({}), not for its security settings", why);
+                return;
+            }
             if (why.equals("SSLHandshakeException")) { // both ends spoke TLS, and one refused the other's certificate
                 warn("transport", why, "refused a peer connection whose TLS handshake failed ({}): the peer did not "
                         + "accept this node's certificate (its --tls-ca is another CA) or this node did not accept its "
@@ -117,13 +122,13 @@ final class RefusedPeerLog {
                     + "CA), or a client on the gRPC port", why);
         }
 
-        /** The class of the innermost cause; its message may quote the bytes received, so it is left out. */
-        private static String rootCause(Throwable thrown) {
+        /** The innermost cause; only its class is logged, as its message may quote the bytes received. */
+        private static Throwable rootOf(Throwable thrown) {
             Throwable t = thrown;
             while (t.getCause() != null && t.getCause() != t) {
                 t = t.getCause();
             }
-            return t.getClass().getSimpleName();
+            return t;
         }
 
         @Override

@@ -29,10 +29,13 @@ class RefusedPeerLogTest {
             negotiationFailed(null); // what a member saw of a joiner of another CA, and of a plaintext peer
             negotiationFailed(new SSLHandshakeException("Received fatal alert: certificate_unknown"));
             negotiationFailed(new RuntimeException(new NotSslRecordException("not an SSL/TLS record: 474554")));
+            negotiationFailed(new RuntimeException(new OutOfMemoryError("Cannot reserve 2097152 bytes of direct buffer memory")));
         } finally {
             logs.detach();
         }
-        assertThat(logs.problems()).hasSize(3);
+        assertThat(logs.problems()).hasSize(4);
+        assertThat(logs.problems().get(3)).as("not blamed on TLS settings")
+                .contains("a peer connection failed on this node (OutOfMemoryError)").doesNotContain("TLS settings (");
         assertThat(logs.problems().get(0)).as("no cause: a plaintext peer or one of another CA")
                 .contains("does not speak this node's protocol").contains("a certificate of another CA");
         assertThat(logs.problems().get(1)).contains("whose TLS handshake failed").contains("--tls-ca is another CA")
