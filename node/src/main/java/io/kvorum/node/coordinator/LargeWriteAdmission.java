@@ -3,7 +3,7 @@ package io.kvorum.node.coordinator;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.RequestTimer;
-import io.netty.util.internal.PlatformDependent;
+import io.kvorum.node.util.ProcessMemory;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -104,8 +104,7 @@ final class LargeWriteAdmission {
      * out of direct memory, then of heap.
      */
     static long memoryCeiling() {
-        long memory = Math.min(Runtime.getRuntime().maxMemory(), PlatformDependent.maxDirectMemory());
-        return memory / 4 / 3;
+        return ProcessMemory.smallerOfHeapAndDirect() / 4 / 3;
     }
 
     /** Whether a write of a value of {@code valueBytes} goes through admission. */

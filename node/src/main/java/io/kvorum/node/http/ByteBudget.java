@@ -1,6 +1,6 @@
 package io.kvorum.node.http;
 
-import io.netty.util.internal.PlatformDependent;
+import io.kvorum.node.util.ProcessMemory;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -35,7 +35,7 @@ final class ByteBudget {
      * always fits.
      */
     static ByteBudget forThisProcess(int maxValueBytes) {
-        long memory = Math.min(Runtime.getRuntime().maxMemory(), PlatformDependent.maxDirectMemory());
+        long memory = ProcessMemory.smallerOfHeapAndDirect();
         return new ByteBudget(Math.max(memory / 4, 2L * maxValueBytes));
     }
 

@@ -170,7 +170,6 @@ class LargeWriteAdmissionTest {
         assertThat(small.admit(MIB4)).as("a third 4 MiB write exceeds 10 MiB: it waits").isNotDone();
 
         assertThat(LargeWriteAdmission.memoryCeiling()).as("a twelfth of this JVM's smaller memory")
-                .isEqualTo(Math.min(Runtime.getRuntime().maxMemory(),
-                        io.netty.util.internal.PlatformDependent.maxDirectMemory()) / 12);
+                .isEqualTo(io.kvorum.node.util.ProcessMemory.smallerOfHeapAndDirect() / 12);
     }
 }
