@@ -178,29 +178,21 @@ final class DigestRead {
     }
 
     private void onDataSlow() {
-        Actions next;
-        synchronized (this) {
-            if (!data.pending) {
-                return;
-            }
-            dataSlow = true;
-            next = decide();
-            if (!done && Boolean.FALSE.equals(hedged)) {
-                // Withheld, the fetch is only put off: the replicas that answered must not wait for the deadline.
-                long delay = timeoutNanos / OVERDUE_AFTER_TIMEOUT_DIVISOR - timeoutNanos / SLOW_AFTER_TIMEOUT_DIVISOR;
-                overdueData = timer.schedule(this::onDataOverdue, delay, TimeUnit.NANOSECONDS);
-            }
-        }
-        next.run();
+        onDataLate(() -> dataSlow = true);
     }
 
     private void onDataOverdue() {
+        onDataLate(() -> dataOverdue = true);
+    }
+
+    /** The data replica has not answered by one of its timers: {@code mark} says which (under the lock). */
+    private void onDataLate(Runnable mark) {
         Actions next;
         synchronized (this) {
             if (!data.pending) {
                 return;
             }
-            dataOverdue = true;
+            mark.run();
             next = decide();
         }
         next.run();
@@ -264,6 +256,11 @@ final class DigestRead {
     private boolean mayHedge() {
         if (hedged == null) {
             hedged = hedges.tryHedge();
+            if (!hedged) {
+                // Withheld, the fetch is only put off: the replicas that answered must not wait for the deadline.
+                long delay = timeoutNanos / OVERDUE_AFTER_TIMEOUT_DIVISOR - timeoutNanos / SLOW_AFTER_TIMEOUT_DIVISOR;
+                overdueData = timer.schedule(this::onDataOverdue, delay, TimeUnit.NANOSECONDS);
+            }
         }
         return hedged;
     }

@@ -44,6 +44,8 @@ public final class BearerTokens {
     static final int MAX_FILE_BYTES = 1 << 20;
     static final int MAX_TOKENS = 1000;
     private static final Pattern TOKEN68 = Pattern.compile("[A-Za-z0-9\\-._~+/]+=*");
+    private static final String NOT_TOKENS = " are not bearer tokens (RFC 6750: letters, digits and -._~+/, then '=')"
+            + " and are ignored";
 
     private final Path file;
     private volatile List<byte[]> digests;
@@ -102,8 +104,7 @@ public final class BearerTokens {
         }
         if (digests.isEmpty()) {
             throw new InvalidTokenFileException(notTokens.isEmpty() ? "holds no token (one per line)"
-                    : "holds no token: line(s) " + notTokens + " are not bearer tokens (RFC 6750: letters, digits "
-                    + "and -._~+/, then '=')");
+                    : "holds no token: line(s) " + notTokens + NOT_TOKENS);
         }
         return new Parsed(List.copyOf(digests), List.copyOf(notTokens));
     }
@@ -136,8 +137,7 @@ public final class BearerTokens {
      */
     private void warnOfNotTokens(List<Integer> lines) {
         if (!lines.isEmpty()) {
-            log.warn("token file {}: line(s) {} are not bearer tokens (RFC 6750: letters, digits and -._~+/, "
-                    + "then '='; '#' starts a comment) and are ignored", file, lines);
+            log.warn("token file {}: line(s) {}{}; '#' starts a comment", file, lines, NOT_TOKENS);
         }
     }
 

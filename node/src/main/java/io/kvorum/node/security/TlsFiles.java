@@ -1,9 +1,8 @@
 package io.kvorum.node.security;
 
+import com.google.common.net.InetAddresses;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,8 +43,6 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
     private static final Pattern PKCS8 = Pattern.compile(
             "-----BEGIN PRIVATE KEY-----([A-Za-z0-9+/=\\s]+)-----END PRIVATE KEY-----");
     private static final List<String> KEY_ALGORITHMS = List.of("RSA", "EC", "Ed25519", "Ed448");
-    /** An IPv4 literal, each byte at most 255: anything else given to {@link InetAddress} would be looked up. */
-    private static final Pattern IPV4 = Pattern.compile("((25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(\\.(?!$)|$)){4}");
     /** GeneralName types of X.509 subject alternative names (RFC 5280). */
     private static final int DNS_NAME = 2;
     private static final int IP_ADDRESS = 7;
@@ -118,17 +115,10 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
         return p.equals(h);
     }
 
-    /** The address's bytes when {@code host} is an IPv4 or IPv6 literal (never a name lookup), else null. */
+    /** The address's bytes when {@code host} is an IPv4 or IPv6 literal (parsed, never looked up), else null. */
     private static byte[] ipLiteral(String host) {
         String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
-        if (!IPV4.matcher(h).matches() && !h.contains(":")) {
-            return null;
-        }
-        try {
-            return InetAddress.getByName(h).getAddress(); // a literal: parsed, not resolved
-        } catch (UnknownHostException e) {
-            return null;
-        }
+        return InetAddresses.isInetAddress(h) ? InetAddresses.forString(h).getAddress() : null;
     }
 
     private static List<String> subjectAlternativeNames(X509Certificate certificate) {
