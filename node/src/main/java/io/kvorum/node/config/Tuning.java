@@ -1,5 +1,6 @@
 package io.kvorum.node.config;
 
+import io.kvorum.node.util.ProcessMemory;
 import java.time.Duration;
 
 /**
@@ -84,7 +85,12 @@ public record Tuning(
                        int rangeMessageBytes, Duration antiEntropyRoundDeadline, Duration pingTimeout) {
     }
 
-    /** The values every node runs with. */
+    /**
+     * The values every node runs with. The bounds on values held in memory on their way elsewhere
+     * (hints waiting for the hint writer, replica calls awaiting their answer) are the smaller of a
+     * fixed size and a share of the node's memory ({@link ProcessMemory}): fixed, a node with a
+     * 128 MiB heap would let them hold several times its heap.
+     */
     public static final Tuning DEFAULTS = new Tuning(
             Duration.ofSeconds(5),
             Duration.ofSeconds(2),
@@ -93,8 +99,14 @@ public record Tuning(
             256,
             256 * 1024,
             Duration.ofSeconds(60),
-            new Hints(Duration.ofMillis(250), 64, 4L << 20, 64L << 20),
+            new Hints(Duration.ofMillis(250), 64, 4L << 20, memoryShare(64L << 20, 16)),
             new Liveness(Duration.ofSeconds(1), 2),
-            new Grpc(64 * 1024, 8192, 256L << 20, 32 * 1024, Duration.ofHours(1), Duration.ofSeconds(1)),
+            new Grpc(64 * 1024, 8192, memoryShare(256L << 20, 8), 32 * 1024, Duration.ofHours(1),
+                    Duration.ofSeconds(1)),
             new Changes(Duration.ofSeconds(3), Duration.ofSeconds(15), 20_000, Duration.ofSeconds(1)));
+
+    /** {@code most}, or a {@code divisor}th of the node's memory when that is smaller. */
+    static long memoryShare(long most, int divisor) {
+        return Math.min(most, ProcessMemory.smallerOfHeapAndDirect() / divisor);
+    }
 }

@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Coordinates entity requests: picks the key's {@code from} replicas, sends to all of them in
@@ -192,7 +193,7 @@ public final class Coordinator {
         }
         long expiresAt = ttlMillis > 0 ? clock.currentTimeMillis() + ttlMillis : Record.NEVER_EXPIRES;
         if (!LargeWriteAdmission.isLarge(value.length)) {
-            return write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum, timeoutNanos);
+            return write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum, timeoutNanos).result;
         }
         return largeWrites.admit(value.length).handle((ticket, overload) -> {
             if (overload != null) {
@@ -200,10 +201,10 @@ public final class Coordinator {
                 return CompletableFuture.<Record>failedFuture(overload);
             }
             // Stamped once admitted, and given what is left of the request timeout after the wait.
-            CompletableFuture<Record> written = write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum,
-                    ticket.budgetNanos());
-            written.whenComplete((record, error) -> largeWrites.done(ticket, error == null));
-            return written;
+            Operation op = write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum, ticket.budgetNanos());
+            op.result.whenComplete((record, error) -> largeWrites.answered(ticket, error == null));
+            op.settled.thenRun(() -> largeWrites.released(ticket));
+            return op.result;
         }).thenCompose(written -> written);
     }
 
@@ -213,7 +214,7 @@ public final class Coordinator {
         if (refused != null) {
             return CompletableFuture.failedFuture(new ClockOffsetException(refused));
         }
-        return write(key, Record.tombstone(hlc.now(), selfId), quorum, timeoutNanos);
+        return write(key, Record.tombstone(hlc.now(), selfId), quorum, timeoutNanos).result;
     }
 
     /**
@@ -222,9 +223,9 @@ public final class Coordinator {
      * replica that does not acknowledge it, before or after the client was answered, gets a hint
      * (SPEC §3); one that timed out gets it only if it does not take the write late either.
      */
-    private CompletableFuture<Record> write(byte[] key, Record record, Quorum quorum, long budgetNanos) {
+    private Operation write(byte[] key, Record record, Quorum quorum, long budgetNanos) {
         PlacementPlan.WriteTargets targets = plan.writeTargets(key, quorum.from());
-        Operation op = new Operation(quorum, targets.groups(), budgetNanos);
+        Operation op = new Operation(quorum, targets.groups(), budgetNanos, targets.members().size());
         for (ClusterMember target : targets.members()) {
             Replica replica = replica(target.id());
             // A departed member gets no hint: it will not be back to take it.
@@ -233,21 +234,27 @@ public final class Coordinator {
             replica.write(key, record).whenComplete((ignored, error) -> {
                 answered.answered(outcomeOf(error));
                 op.onResponse(target.id(), record, error);
+                CompletableFuture<Void> lateAnswer = ReplicaUnavailableException.lateAnswerOf(error);
                 if (error != null && remote) {
-                    hintUnlessTakenLate(target.id(), key, record, error);
+                    hintUnlessTakenLate(target.id(), key, record, lateAnswer);
+                }
+                if (lateAnswer == null) {
+                    op.callSettled();
+                } else {
+                    lateAnswer.whenComplete((taken, lateError) -> op.callSettled());
                 }
             });
         }
-        return op.result;
+        return op;
     }
 
     /**
-     * Hints a write its replica did not acknowledge in time, unless the replica takes it after all:
-     * a call that timed out is still awaited a while, and a write applied late needs no hint. Under
-     * load that matters: a hint is the whole value written again, here and later on the replica.
+     * Hints a write its replica did not acknowledge in time, unless the replica takes it after all
+     * ({@code lateAnswer}, when not null): a call that timed out is still awaited a while, and a
+     * write applied late needs no hint. Under load that matters: a hint is the whole value written
+     * again, here and later on the replica.
      */
-    private void hintUnlessTakenLate(String nodeId, byte[] key, Record record, Throwable error) {
-        CompletableFuture<Void> lateAnswer = ReplicaUnavailableException.lateAnswerOf(error);
+    private void hintUnlessTakenLate(String nodeId, byte[] key, Record record, CompletableFuture<Void> lateAnswer) {
         if (lateAnswer == null) {
             hints.hint(nodeId, key, record);
         } else {
@@ -283,9 +290,13 @@ public final class Coordinator {
     /**
      * One write in flight: a tracker per group of targets (one, or two during a membership change),
      * the record, and its deadline. It succeeds once every group has {@code ack} successes.
+     * {@link #settled} completes later, once no replica call holds the record any more: each has
+     * answered or failed, and one that timed out has had its late answer or given up on it.
      */
     private final class Operation {
         final CompletableFuture<Record> result = new CompletableFuture<>();
+        final CompletableFuture<Void> settled = new CompletableFuture<>();
+        private final AtomicInteger unsettledCalls;
         private final List<Set<String>> groups;
         private final List<QuorumTracker> trackers = new ArrayList<>(2);
         private final RequestTimer.Timeout deadline;
@@ -294,7 +305,11 @@ public final class Coordinator {
         private String overload;
 
         /** @param budgetNanos how long it may take: the request timeout, less what it waited for admission */
-        Operation(Quorum quorum, List<Set<String>> groups, long budgetNanos) {
+        Operation(Quorum quorum, List<Set<String>> groups, long budgetNanos, int calls) {
+            this.unsettledCalls = new AtomicInteger(calls);
+            if (calls == 0) {
+                settled.complete(null);
+            }
             this.groups = groups;
             for (Set<String> group : groups) {
                 trackers.add(new QuorumTracker(new Quorum(quorum.ack(), group.size())));
@@ -330,6 +345,12 @@ public final class Coordinator {
             } else if (succeeded) {
                 deadline.cancel();
                 result.complete(newest);
+            }
+        }
+
+        void callSettled() {
+            if (unsettledCalls.decrementAndGet() == 0) {
+                settled.complete(null);
             }
         }
 

@@ -388,16 +388,23 @@ class CoordinatorTest {
         assertThat(failureOf(put)).isInstanceOf(NotEnoughReplicasException.class);
     }
 
+    private static final byte[] LARGE = new byte[4 << 20];
+
+    /** Eight writes of 4 MiB values, the initial bound of large writes (32 MiB): all of them admitted. */
+    private static List<CompletableFuture<Record>> fillTheLargeWriteBound(Coordinator c) {
+        List<CompletableFuture<Record>> admitted = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            admitted.add(c.put(KEY, LARGE, 0, new Quorum(2, 3)));
+        }
+        return admitted;
+    }
+
     @Test
     void aLargeWritePastTheBoundWaitsBeforeAnyReplicaSeesItAndGoesOnceAnotherIsAnswered() {
         Coordinator c = coordinator();
-        byte[] large = new byte[4 << 20];
-        List<CompletableFuture<Record>> admitted = new ArrayList<>();
-        for (int i = 0; i < 8; i++) { // the initial bound, 32 MiB
-            admitted.add(c.put(KEY, large, 0, new Quorum(2, 3)));
-        }
+        List<CompletableFuture<Record>> admitted = fillTheLargeWriteBound(c);
 
-        CompletableFuture<Record> waiting = c.put(KEY, large, 0, new Quorum(2, 3));
+        CompletableFuture<Record> waiting = c.put(KEY, LARGE, 0, new Quorum(2, 3));
         order.forEach(f -> assertThat(f.written).as("writes sent to %s", f.id).hasSize(8));
         assertThat(c.put(KEY, VALUE, 0, new Quorum(2, 3))).as("a small write goes at once").isNotDone();
         order.forEach(f -> assertThat(f.written).as("writes sent to %s", f.id).hasSize(9));
@@ -407,6 +414,27 @@ class CoordinatorTest {
         order.forEach(f -> assertThat(f.written).as("writes sent to %s", f.id).hasSize(10));
         assertThat(order.get(0).written.get(9).timestamp()).as("stamped once admitted")
                 .isGreaterThan(order.get(0).written.get(8).timestamp());
+        assertThat(waiting).isNotDone();
+    }
+
+    @Test
+    void aLargeWriteKeepsItsPlaceUntilItsLastReplicaCallSettlesNotOnlyUntilItIsAnswered() {
+        Coordinator c = coordinator();
+        List<CompletableFuture<Record>> admitted = fillTheLargeWriteBound(c);
+        CompletableFuture<Record> waiting = c.put(KEY, LARGE, 0, new Quorum(2, 3));
+
+        order.get(0).writes.get(0).complete(true);
+        order.get(1).writes.get(0).complete(true);
+        assertThat(admitted.get(0)).as("answered by 2 of 3").isCompleted();
+        order.forEach(f -> assertThat(f.written).as("the third replica's call still holds the value").hasSize(8));
+
+        CompletableFuture<Void> lateAnswer = new CompletableFuture<>();
+        order.get(2).writes.get(0).completeExceptionally(
+                ReplicaUnavailableException.timedOut(order.get(2).id + " did not answer in time", lateAnswer));
+        order.forEach(f -> assertThat(f.written).as("a late answer is still awaited").hasSize(8));
+
+        lateAnswer.complete(null);
+        order.forEach(f -> assertThat(f.written).as("writes sent to %s", f.id).hasSize(9));
         assertThat(waiting).isNotDone();
     }
 

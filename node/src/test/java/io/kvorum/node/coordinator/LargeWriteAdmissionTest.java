@@ -51,6 +51,27 @@ class LargeWriteAdmissionTest {
         return tickets;
     }
 
+    /** The write of {@code ticket} was answered and its replica calls settled at once. */
+    private void finish(LargeWriteAdmission.Ticket ticket, boolean succeeded) {
+        admission.answered(ticket, succeeded);
+        admission.released(ticket);
+    }
+
+    @Test
+    void anAnsweredWriteHoldsItsBytesUntilItsReplicaCallsSettle() {
+        List<LargeWriteAdmission.Ticket> eight = admitAll(8);
+        CompletableFuture<LargeWriteAdmission.Ticket> ninth = admission.admit(MIB4);
+
+        clock.advance(100);
+        admission.answered(eight.get(0), true); // answered, but a replica call still holds the value
+        assertThat(ninth).isNotDone();
+        assertThat(admission.inProgress()).isEqualTo(8);
+
+        admission.released(eight.get(0));
+        assertThat(ninth).isCompleted();
+        assertThat(admission.inProgress()).isEqualTo(8);
+    }
+
     @Test
     void aWriteBeyondTheBoundWaitsAndGoesWithWhatIsLeftOfTheTimeoutOnceAnotherIsAnswered() {
         List<LargeWriteAdmission.Ticket> eight = admitAll(8); // 32 MiB, the initial bound
@@ -62,7 +83,7 @@ class LargeWriteAdmissionTest {
         assertThat(timerDelaysNanos).containsExactly(TimeUnit.MILLISECONDS.toNanos(250)); // a quarter of the timeout
 
         clock.advance(200); // answered within half the timeout: the bound grows a little too
-        admission.done(eight.get(0), true);
+        finish(eight.get(0), true);
         assertThat(ninth).isCompleted();
         assertThat(ninth.join().budgetNanos()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(800));
         assertThat(admission.inProgress()).isEqualTo(8);
@@ -96,10 +117,10 @@ class LargeWriteAdmissionTest {
                 .hasMessageStartingWith(LargeWriteAdmission.MAX_WAITING + " large writes are waiting already");
 
         clock.advance(100);
-        admission.done(eight.get(0), true); // 4 MiB freed: the 8 MiB write at the head does not fit yet
+        finish(eight.get(0), true); // 4 MiB freed: the 8 MiB write at the head does not fit yet
         assertThat(big).isNotDone();
         assertThat(small).as("not ahead of the head of the line").isNotDone();
-        admission.done(eight.get(1), true);
+        finish(eight.get(1), true);
         assertThat(big).isCompleted();
         assertThat(small).isCompleted(); // it fits behind it: the bound grew with the fast answers
     }
@@ -109,7 +130,7 @@ class LargeWriteAdmissionTest {
         for (int round = 0; round < 2; round++) {
             for (LargeWriteAdmission.Ticket t : admitAll(8)) {
                 clock.advance(10);
-                admission.done(t, true);
+                finish(t, true);
             }
         }
         // Each of the 16 added 4 MiB x 4 MiB / bound: 32 MiB grew to about sqrt(32^2 + 2 x 16 x 16) MiB.
@@ -122,16 +143,16 @@ class LargeWriteAdmissionTest {
     void slowOrFailedWritesLowerTheBoundOncePerHalfTimeoutAndMiddlingOnesHoldIt() {
         List<LargeWriteAdmission.Ticket> five = admitAll(5);
         clock.advance(600);
-        admission.done(five.get(0), true); // between half and three quarters: holds
+        finish(five.get(0), true); // between half and three quarters: holds
         assertThat(admission.limitBytes()).isEqualTo(LargeWriteAdmission.INITIAL_LIMIT_BYTES);
         clock.advance(200);
-        admission.done(five.get(1), true); // slow: 32 -> 22.4 MiB
-        admission.done(five.get(2), false); // failed, but within the same half timeout: no further
+        finish(five.get(1), true); // slow: 32 -> 22.4 MiB
+        finish(five.get(2), false); // failed, but within the same half timeout: no further
         long once = (long) (LargeWriteAdmission.INITIAL_LIMIT_BYTES * 0.7);
         assertThat(admission.limitBytes()).isEqualTo(once);
 
         clock.advance(501);
-        admission.done(five.get(3), false);
+        finish(five.get(3), false);
         assertThat(admission.limitBytes()).isEqualTo((long) (once * 0.7));
     }
 
@@ -140,7 +161,7 @@ class LargeWriteAdmissionTest {
         for (int i = 0; i < 40; i++) {
             LargeWriteAdmission.Ticket t = admitNow(MIB4);
             clock.advance(501);
-            admission.done(t, false);
+            finish(t, false);
         }
         assertThat(admission.limitBytes()).isEqualTo(LargeWriteAdmission.LARGE_VALUE_BYTES);
         admitNow(64 << 20); // larger than the bound itself
@@ -162,7 +183,8 @@ class LargeWriteAdmissionTest {
         for (int i = 0; i < 1000; i++) { // every write answered at once: the bound would grow to 1 GiB
             CompletableFuture<LargeWriteAdmission.Ticket> write = small.admit(MIB4);
             assertThat(write).isCompleted();
-            small.done(write.join(), true);
+            small.answered(write.join(), true);
+            small.released(write.join());
         }
         assertThat(small.limitBytes()).isEqualTo(10L << 20);
         small.admit(MIB4);
