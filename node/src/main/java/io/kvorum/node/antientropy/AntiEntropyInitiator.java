@@ -45,8 +45,8 @@ public final class AntiEntropyInitiator extends AntiEntropySession {
      * @param idleTimeout how long the peer may send nothing while this side waits, before the round fails
      */
     public AntiEntropyInitiator(String peerId, RepairScope scope, int fanoutBits, int depth, RepairStorage storage,
-                                Executor executor, ScheduledExecutorService timer, Duration idleTimeout) {
-        super(peerId, scope, fanoutBits, depth, storage, executor, timer, idleTimeout);
+                                RecordFlow flow, Executor executor, ScheduledExecutorService timer, Duration idleTimeout) {
+        super(peerId, scope, fanoutBits, depth, storage, flow, executor, timer, idleTimeout);
         this.descent = new MerkleDescent(fanoutBits, depth, MAX_INDICES_PER_MESSAGE);
     }
 

@@ -25,8 +25,8 @@ public final class AntiEntropyResponder extends AntiEntropySession {
     private boolean answered;
 
     AntiEntropyResponder(String peerId, RepairScope scope, int fanoutBits, int depth, RepairStorage storage,
-                         Executor executor, ScheduledExecutorService timer, Duration idleTimeout) {
-        super(peerId, scope, fanoutBits, depth, storage, executor, timer, idleTimeout);
+                         RecordFlow flow, Executor executor, ScheduledExecutorService timer, Duration idleTimeout) {
+        super(peerId, scope, fanoutBits, depth, storage, flow, executor, timer, idleTimeout);
     }
 
     /** Starts serving the round on the stream it was opened on (the open message is consumed). Once. */

@@ -5,6 +5,7 @@ import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.antientropy.AntiEntropyMessage.Open;
 import io.kvorum.node.antientropy.RepairException.Reason;
 import io.kvorum.node.metrics.NodeMetrics;
+import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -66,6 +67,8 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
     private final Set<AntiEntropySession> sessions = ConcurrentHashMap.newKeySet();
     private final Map<String, AntiEntropyState.LastRound> lastRounds = new ConcurrentHashMap<>();
     private final NodeMetrics metrics;
+    /** Counts the records rounds move, initiated or served, as they move them. */
+    private final AntiEntropySession.RecordFlow recordFlow;
 
     private List<AntiEntropyPeer> peers = List.of(); // guarded by this
     private CompletableFuture<RepairReport> running; // guarded by this
@@ -98,6 +101,19 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
                                ScheduledExecutorService executor, Duration interval, Duration idleTimeout,
                                int fanoutBits, int depth, NodeMetrics metrics) {
         this.metrics = metrics;
+        Counter sent = metrics.antiEntropyRecords(NodeMetrics.Direction.SENT);
+        Counter received = metrics.antiEntropyRecords(NodeMetrics.Direction.RECEIVED);
+        this.recordFlow = new AntiEntropySession.RecordFlow() {
+            @Override
+            public void sent(int records) {
+                sent.increment(records);
+            }
+
+            @Override
+            public void received(int records) {
+                received.increment(records);
+            }
+        };
         this.selfId = selfId;
         this.topology = topology;
         this.placement = new Placement(topology);
@@ -227,7 +243,6 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
                 long now = System.currentTimeMillis();
                 metrics.antiEntropyRound(peer.nodeId(), outcomeOf(error)).increment();
                 if (error == null) {
-                    countRecords(stats);
                     rounds.add(stats);
                     lastRounds.put(peer.nodeId(), new AntiEntropyState.LastRound(now, true,
                             stats.recordsSent() + stats.recordsReceived(), stats.durationMs(), null));
@@ -256,7 +271,7 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
     private CompletableFuture<RoundStats> roundWith(AntiEntropyPeer peer) {
         AntiEntropyInitiator round = new AntiEntropyInitiator(peer.nodeId(),
                 new RepairScope(placement, replicationFactor, selfId, peer.nodeId()), fanoutBits, depth, storage,
-                executor, executor, idleTimeout);
+                recordFlow, executor, executor, idleTimeout);
         if (!track(round)) {
             return CompletableFuture.failedFuture(new RepairException(Reason.CANCELLED, "the node is shutting down"));
         }
@@ -281,13 +296,8 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
         }
         AntiEntropyResponder responder = new AntiEntropyResponder(initiator,
                 new RepairScope(placement, open.replicationFactor(), selfId, initiator), open.fanoutBits(),
-                open.depth(), storage, executor, executor, idleTimeout);
-        responder.result().whenComplete((stats, error) -> {
-            servedPermits.release();
-            if (stats != null) {
-                countRecords(stats);
-            }
-        });
+                open.depth(), storage, recordFlow, executor, executor, idleTimeout);
+        responder.result().whenComplete((stats, error) -> servedPermits.release());
         if (!track(responder)) {
             responder.cancel("the node is shutting down");
         }
@@ -305,12 +315,6 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
 
     private static String outcomeOf(Throwable error) {
         return error == null ? NodeMetrics.ROUND_OK : RepairException.of(error).reason().name().toLowerCase(Locale.ROOT);
-    }
-
-    /** Counts the records a round, initiated or served, moved. */
-    private void countRecords(RoundStats stats) {
-        metrics.antiEntropyRecords(NodeMetrics.Direction.SENT).increment(stats.recordsSent());
-        metrics.antiEntropyRecords(NodeMetrics.Direction.RECEIVED).increment(stats.recordsReceived());
     }
 
     /** Remembers a session until it ends, so that {@link #close} can cancel it; false once closed. */

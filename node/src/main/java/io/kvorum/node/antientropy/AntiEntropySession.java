@@ -42,6 +42,19 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public abstract class AntiEntropySession {
 
+    /**
+     * Told of the records a round moves as it moves them, so that a long round's progress shows
+     * before it ends, and a round that fails still counts what it moved. Called on the session's
+     * executor.
+     */
+    public interface RecordFlow {
+        /** {@code records} were sent to the peer. */
+        void sent(int records);
+
+        /** {@code records} were received from the peer (and are being applied). */
+        void received(int records);
+    }
+
     static final int MAX_RECORDS_PER_MESSAGE = 256;
     static final int MAX_MESSAGE_BYTES = 256 * 1024;
     /** Bytes a record adds to a message besides its key and value (an upper bound). */
@@ -52,6 +65,7 @@ public abstract class AntiEntropySession {
     protected final int fanoutBits;
     protected final int depth;
     protected final RepairStorage storage;
+    private final RecordFlow flow;
     protected final SerialExecutor serial;
     protected AntiEntropyStream stream;
     protected CompletableFuture<MerkleTree> tree;
@@ -82,12 +96,13 @@ public abstract class AntiEntropySession {
     private long recordsReceived;
 
     AntiEntropySession(String peerId, RepairScope scope, int fanoutBits, int depth, RepairStorage storage,
-                       Executor executor, ScheduledExecutorService timer, Duration idleTimeout) {
+                       RecordFlow flow, Executor executor, ScheduledExecutorService timer, Duration idleTimeout) {
         this.peerId = peerId;
         this.scope = scope;
         this.fanoutBits = fanoutBits;
         this.depth = depth;
         this.storage = storage;
+        this.flow = flow;
         this.serial = new SerialExecutor(executor);
         this.timer = timer;
         this.idleNanos = idleTimeout.toNanos();
@@ -251,6 +266,7 @@ public abstract class AntiEntropySession {
             }
             send(new Records(message));
             recordsSent += message.size();
+            flow.sent(message.size());
         }
         if (!outgoing.isEmpty() || fetching) {
             return;
@@ -277,6 +293,7 @@ public abstract class AntiEntropySession {
         }
         applying = true;
         recordsReceived += entries.size();
+        flow.received(entries.size());
         storage.apply(entries).whenComplete((applied, error) -> inSession(() -> {
             applying = false;
             if (error != null) {
