@@ -12,6 +12,7 @@ import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
@@ -64,6 +65,7 @@ public final class Main {
             System.exit(EXIT_OK); // --help or --version
             return;
         }
+        routeJavaUtilLogging();
         LevelDbNativeLibrary.installIn(config.dataDir().resolve("native"));
         KvorumNode node;
         try {
@@ -82,6 +84,15 @@ public final class Main {
             Thread.currentThread().interrupt();
             node.close();
         }
+    }
+
+    /**
+     * Sends what libraries log through java.util.logging (gRPC's core does) to the node's log, in
+     * its format and under its levels ({@code logback.xml}), instead of stderr in two lines a record.
+     */
+    static void routeJavaUtilLogging() {
+        SLF4JBridgeHandler.removeHandlersForRootLogger();
+        SLF4JBridgeHandler.install();
     }
 
     /**

@@ -4,13 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.joran.JoranConfigurator;
+import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.util.LogbackMDCAdapter;
+import ch.qos.logback.core.AppenderBase;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.LogManager;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
  * The logging configuration the node jar ships ({@code src/main/resources/logback.xml}, which the
@@ -31,6 +39,40 @@ class ShippedLoggingTest {
         assertThat(out.lines()).hasSize(2);
         assertThat(out).contains("peer unreachable: io exception Channel Pipeline: [SslHandler#0]")
                 .contains("traced").doesNotContain("4b45594d41524b").doesNotContain("56414c5545");
+    }
+
+    @Test
+    void javaUtilLoggingRecordsJoinTheNodesLogUnderItsLevels() {
+        java.util.logging.Logger julRoot = LogManager.getLogManager().getLogger("");
+        Handler[] before = julRoot.getHandlers();
+        ch.qos.logback.classic.Logger grpc = (ch.qos.logback.classic.Logger) LoggerFactory.getLogger("io.grpc");
+        List<ILoggingEvent> events = new CopyOnWriteArrayList<>();
+        AppenderBase<ILoggingEvent> capture = new AppenderBase<>() {
+            @Override
+            protected void append(ILoggingEvent event) {
+                events.add(event);
+            }
+        };
+        capture.setContext(grpc.getLoggerContext());
+        capture.start();
+        grpc.addAppender(capture);
+        try {
+            Main.routeJavaUtilLogging();
+            java.util.logging.Logger core = java.util.logging.Logger.getLogger("io.grpc.internal.Example");
+            core.warning("Failed to resolve name");
+            core.info("an INFO line of gRPC's core, under io.grpc's WARN");
+
+            assertThat(julRoot.getHandlers()).as("JUL's console handler is gone").hasSize(1)
+                    .allMatch(h -> h instanceof SLF4JBridgeHandler);
+            assertThat(events).extracting(e -> e.getLevel() + " " + e.getLoggerName() + ": " + e.getFormattedMessage())
+                    .containsExactly("WARN io.grpc.internal.Example: Failed to resolve name");
+        } finally {
+            grpc.detachAppender(capture);
+            SLF4JBridgeHandler.uninstall();
+            for (Handler h : before) {
+                julRoot.addHandler(h);
+            }
+        }
     }
 
     private interface Logging {
