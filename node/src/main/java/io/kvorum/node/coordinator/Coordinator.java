@@ -193,7 +193,7 @@ public final class Coordinator {
         }
         long expiresAt = ttlMillis > 0 ? clock.currentTimeMillis() + ttlMillis : Record.NEVER_EXPIRES;
         if (!LargeWriteAdmission.isLarge(value.length)) {
-            return write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum, timeoutNanos).result;
+            return write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum, timeoutNanos, false).result;
         }
         return largeWrites.admit(value.length).handle((ticket, overload) -> {
             if (overload != null) {
@@ -201,7 +201,8 @@ public final class Coordinator {
                 return CompletableFuture.<Record>failedFuture(overload);
             }
             // Stamped once admitted, and given what is left of the request timeout after the wait.
-            Operation op = write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum, ticket.budgetNanos());
+            Operation op = write(key, Record.value(hlc.now(), selfId, value, expiresAt), quorum, ticket.budgetNanos(),
+                    true);
             op.result.whenComplete((record, error) -> largeWrites.answered(ticket, error == null));
             op.settled.thenRun(() -> largeWrites.released(ticket));
             return op.result;
@@ -214,7 +215,7 @@ public final class Coordinator {
         if (refused != null) {
             return CompletableFuture.failedFuture(new ClockOffsetException(refused));
         }
-        return write(key, Record.tombstone(hlc.now(), selfId), quorum, timeoutNanos).result;
+        return write(key, Record.tombstone(hlc.now(), selfId), quorum, timeoutNanos, false).result;
     }
 
     /**
@@ -222,10 +223,14 @@ public final class Coordinator {
      * current membership and those of the coming one, each set needing {@code ack}). A remote
      * replica that does not acknowledge it, before or after the client was answered, gets a hint
      * (SPEC §3); one that timed out gets it only if it does not take the write late either.
+     *
+     * @param trackSettled whether the operation's {@link Operation#settled} is to complete (it
+     *                     costs an atomic counter per call, which small writes spare)
      */
-    private Operation write(byte[] key, Record record, Quorum quorum, long budgetNanos) {
+    private Operation write(byte[] key, Record record, Quorum quorum, long budgetNanos, boolean trackSettled) {
         PlacementPlan.WriteTargets targets = plan.writeTargets(key, quorum.from());
-        Operation op = new Operation(quorum, targets.groups(), budgetNanos, targets.members().size());
+        Operation op = new Operation(quorum, targets.groups(), budgetNanos,
+                trackSettled ? targets.members().size() : -1);
         for (ClusterMember target : targets.members()) {
             Replica replica = replica(target.id());
             // A departed member gets no hint: it will not be back to take it.
@@ -238,10 +243,12 @@ public final class Coordinator {
                 if (error != null && remote) {
                     hintUnlessTakenLate(target.id(), key, record, lateAnswer);
                 }
-                if (lateAnswer == null) {
-                    op.callSettled();
-                } else {
-                    lateAnswer.whenComplete((taken, lateError) -> op.callSettled());
+                if (trackSettled) {
+                    if (lateAnswer == null) {
+                        op.callSettled();
+                    } else {
+                        lateAnswer.whenComplete((taken, lateError) -> op.callSettled());
+                    }
                 }
             });
         }
@@ -290,12 +297,14 @@ public final class Coordinator {
     /**
      * One write in flight: a tracker per group of targets (one, or two during a membership change),
      * the record, and its deadline. It succeeds once every group has {@code ack} successes.
-     * {@link #settled} completes later, once no replica call holds the record any more: each has
-     * answered or failed, and one that timed out has had its late answer or given up on it.
+     * When tracked, {@link #settled} completes later, once no replica call holds the record any
+     * more: each has answered or failed, and one that timed out has had its late answer or given
+     * up on it.
      */
     private final class Operation {
         final CompletableFuture<Record> result = new CompletableFuture<>();
-        final CompletableFuture<Void> settled = new CompletableFuture<>();
+        /** Null unless tracked. */
+        final CompletableFuture<Void> settled;
         private final AtomicInteger unsettledCalls;
         private final List<Set<String>> groups;
         private final List<QuorumTracker> trackers = new ArrayList<>(2);
@@ -304,9 +313,13 @@ public final class Coordinator {
         /** The first refusal for overload ({@link QuorumTracker#overload}), or null. */
         private String overload;
 
-        /** @param budgetNanos how long it may take: the request timeout, less what it waited for admission */
+        /**
+         * @param budgetNanos how long it may take: the request timeout, less what it waited for admission
+         * @param calls       the replica calls whose settling {@link #settled} awaits; negative: untracked
+         */
         Operation(Quorum quorum, List<Set<String>> groups, long budgetNanos, int calls) {
-            this.unsettledCalls = new AtomicInteger(calls);
+            this.unsettledCalls = calls < 0 ? null : new AtomicInteger(calls);
+            this.settled = calls < 0 ? null : new CompletableFuture<>();
             if (calls == 0) {
                 settled.complete(null);
             }
