@@ -19,14 +19,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * is a SIGBUS. Now the node refuses writes with 503 once they would leave less than the reserve
  * free, serves every value it acknowledged, and takes writes again as soon as space is freed.
  *
- * <p>The data directory is a 160 MiB tmpfs with a reserve of 64 MiB; a 40 MiB file of the test's
- * own stands for whatever else fills a disk, and truncating it frees the space.
+ * <p>The data directory is a 384 MiB tmpfs with a reserve of 256 MiB, the least the node takes; a
+ * 40 MiB file of the test's own stands for whatever else fills a disk, and truncating it frees the space.
  */
 @Timeout(180)
 class DiskFullIT {
 
-    private static final long TMPFS_BYTES = 160L << 20;
-    private static final long RESERVE_BYTES = 64L << 20;
+    private static final long TMPFS_BYTES = 384L << 20;
+    private static final long RESERVE_BYTES = 256L << 20;
     private static final int FILLER_BYTES = 40 << 20;
     private static final int VALUE_BYTES = 256 * 1024;
     /** More than the disk holds: the test fails if no write is ever refused. */

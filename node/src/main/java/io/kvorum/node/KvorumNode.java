@@ -510,10 +510,14 @@ public final class KvorumNode implements AutoCloseable {
             if (!Files.isWritable(config.dataDir())) {
                 throw new StartupException("data dir " + where + " is not writable");
             }
+            DiskSpace disk = DiskSpace.of(config.dataDir(), config.minFreeDisk());
+            String tooFull = disk.tooFullToOpen();
+            if (tooFull != null) {
+                throw new StartupException("data dir " + where + ": " + tooFull);
+            }
             // The bucket index serves anti-entropy only, which a single node does not run.
             LevelDbStore store = LevelDbStore.open(config.dataDir().resolve("records"), config.fsync(),
                     config.tuning().storageCacheBytes(), config.topology().size() > 1);
-            DiskSpace disk = DiskSpace.of(config.dataDir(), config.minFreeDisk());
             metrics.bindDiskFree(disk::usableBytes);
             return new StorageService(store, config.storageReaders(), config.storageQueue(), disk, metrics,
                     config.requestTimeout(), System::nanoTime);

@@ -54,6 +54,9 @@ public record NodeConfig(
         Tuning tuning,
         Set<NodeOption> given) {
 
+    /** The least {@code --min-free-disk} but 0: room for LevelDB's largest compaction (256 MiB). */
+    public static final long LEAST_MIN_FREE_DISK = 256L << 20;
+
     /** Whether writes a peer missed are kept and delivered later (SPEC §3): off with {@code --hint-max-age 0}. */
     public boolean hintedHandoff() {
         return !hintMaxAge.isZero();
@@ -207,7 +210,7 @@ public record NodeConfig(
                     longIn(NodeOption.ANTI_ENTROPY_BANDWIDTH, 1024, Long.MAX_VALUE),
                     millis(NodeOption.REQUEST_TIMEOUT, 1),
                     intIn(NodeOption.MAX_VALUE_BYTES, 0, Integer.MAX_VALUE - 1024),
-                    longIn(NodeOption.MIN_FREE_DISK, 0, Long.MAX_VALUE),
+                    minFreeDisk(),
                     intIn(NodeOption.STORAGE_QUEUE, 1, 1 << 20),
                     intIn(NodeOption.STORAGE_READERS, 1, 256),
                     intIn(NodeOption.MAX_CONNECTIONS, 1, 10_000_000),
@@ -277,6 +280,20 @@ public record NodeConfig(
 
         private int intIn(NodeOption o, int min, int max) throws ConfigException {
             return (int) longIn(o, min, max);
+        }
+
+        /**
+         * 0 (no check) or at least {@link #LEAST_MIN_FREE_DISK}: a smaller reserve does not cover one
+         * LevelDB compaction, and a compaction that fills the disk crashes the process (SIGBUS).
+         */
+        private long minFreeDisk() throws ConfigException {
+            long v = longValue(NodeOption.MIN_FREE_DISK);
+            if (v != 0 && v < LEAST_MIN_FREE_DISK) {
+                throw new ConfigException(name(NodeOption.MIN_FREE_DISK) + " must be 0 (no check) or at least "
+                        + LEAST_MIN_FREE_DISK + " (256 MiB: LevelDB's compactions write up to about 200 MiB before they"
+                        + " free anything, and a disk they fill crashes the node), got " + v);
+            }
+            return v;
         }
 
         private long longIn(NodeOption o, long min, long max) throws ConfigException {

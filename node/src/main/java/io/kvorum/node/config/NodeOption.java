@@ -42,8 +42,9 @@ public enum NodeOption {
     MAX_VALUE_BYTES("max-value-bytes", "N", "4194304",
             "Largest accepted request body, in bytes; larger bodies get 413."),
     MIN_FREE_DISK("min-free-disk", "N", "268435456",
-            "Bytes kept free on the data directory's file system (256 MiB): a write that would go below it is answered "
-                    + "503, so that LevelDB always has room for its logs and compactions; 0 turns the check off."),
+            "Bytes kept free on the data directory's file system (256 MiB, also the least allowed): a write that would "
+                    + "go below it is answered 503, so that LevelDB always has room for its logs and compactions; 0 turns "
+                    + "the check off."),
     STORAGE_QUEUE("storage-queue", "N", "4096",
             "Capacity of each storage queue (reads, writes); when one is full the node answers 503."),
     STORAGE_READERS("storage-readers", "N", "2",

@@ -34,6 +34,9 @@ public final class DiskSpace {
     /** A reserve of 0: every write is admitted and nothing is read. */
     public static final DiskSpace UNCHECKED = new DiskSpace(() -> Long.MAX_VALUE, 0);
 
+    /** The free space below which the store is not opened at all ({@link #tooFullToOpen}). */
+    public static final long ROOM_TO_OPEN = 64L << 20;
+
     private final LongSupplier usableBytes;
     private final long reserve;
     /** Free bytes as of the last {@link #check}. */
@@ -64,6 +67,22 @@ public final class DiskSpace {
                 throw new UncheckedIOException(e);
             }
         }, reserve);
+    }
+
+    /**
+     * Why the store may not be opened on this file system, or null when it may: with less than
+     * {@value #ROOM_TO_OPEN} bytes free (and the check on), opening could fill it, for LevelDB turns
+     * its log into a table and starts a new log and manifest as it opens, through memory maps, and
+     * a full disk under a map kills the process with SIGBUS. Reads the free space afresh.
+     */
+    public String tooFullToOpen() {
+        if (reserve == 0) {
+            return null;
+        }
+        long free = usableBytes.getAsLong();
+        return free >= ROOM_TO_OPEN ? null : "its file system has " + free + " bytes free, too few for the store to open"
+                + " safely (at least " + ROOM_TO_OPEN + "; writes need --min-free-disk " + reserve + "): free space and"
+                + " start again";
     }
 
     /** Reads the free space again; logs when writes stop or start being refused. Call every 250 ms. */

@@ -163,6 +163,9 @@ class NodeConfigTest {
                 Arguments.of(NodeOption.MAX_VALUE_BYTES, "-1"),
                 Arguments.of(NodeOption.MAX_VALUE_BYTES, "4MB"),
                 Arguments.of(NodeOption.MAX_VALUE_BYTES, "2147483647"),
+                Arguments.of(NodeOption.MIN_FREE_DISK, "1"),
+                Arguments.of(NodeOption.MIN_FREE_DISK, String.valueOf((256L << 20) - 1)),
+                Arguments.of(NodeOption.MIN_FREE_DISK, "-1"),
                 Arguments.of(NodeOption.STORAGE_QUEUE, "0"),
                 Arguments.of(NodeOption.STORAGE_QUEUE, String.valueOf((1 << 20) + 1)),
                 Arguments.of(NodeOption.STORAGE_READERS, "0"),
@@ -192,6 +195,17 @@ class NodeConfigTest {
                 .hasMessageContaining(option.envVar())
                 .hasMessageNotContaining(option.flag())
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+    }
+
+    @Test
+    void theDiskReserveIsOffOrEnoughForACompaction() throws ConfigException {
+        assertThat(parse(NodeOption.MIN_FREE_DISK, "0").minFreeDisk()).isZero();
+        assertThat(parse(NodeOption.MIN_FREE_DISK, String.valueOf(256L << 20)).minFreeDisk()).isEqualTo(256L << 20);
+        assertThat(NodeConfig.defaults().minFreeDisk()).isEqualTo(NodeConfig.LEAST_MIN_FREE_DISK);
+        assertThatThrownBy(() -> parse(NodeOption.MIN_FREE_DISK, "67108864"))
+                .hasMessage("--min-free-disk must be 0 (no check) or at least 268435456 (256 MiB: LevelDB's compactions"
+                        + " write up to about 200 MiB before they free anything, and a disk they fill crashes the node),"
+                        + " got 67108864");
     }
 
     @Test

@@ -94,6 +94,19 @@ class DiskSpaceTest {
     }
 
     @Test
+    void aFileSystemWithLessThanTheRoomToOpenIsNamedSoTheStoreIsNotOpened() {
+        java.util.concurrent.atomic.AtomicLong bytes = new java.util.concurrent.atomic.AtomicLong(0);
+        DiskSpace full = new DiskSpace(bytes::get, 256L << 20);
+        assertThat(full.tooFullToOpen()).isEqualTo("its file system has 0 bytes free, too few for the store to open"
+                + " safely (at least 67108864; writes need --min-free-disk 268435456): free space and start again");
+        bytes.set(DiskSpace.ROOM_TO_OPEN - 1);
+        assertThat(full.tooFullToOpen()).as("read afresh").contains((DiskSpace.ROOM_TO_OPEN - 1) + " bytes free");
+        bytes.set(DiskSpace.ROOM_TO_OPEN);
+        assertThat(full.tooFullToOpen()).as("under the reserve, but room to open: writes will be refused").isNull();
+        assertThat(new DiskSpace(() -> 0, 0).tooFullToOpen()).as("the check off").isNull();
+    }
+
+    @Test
     void aReserveOfZeroAdmitsEverything() {
         DiskSpace off = new DiskSpace(() -> 0, 0);
         off.check();
