@@ -189,7 +189,8 @@ public final class KvorumNode implements AutoCloseable {
             join(cluster, peers, config);
         }
         Membership m = cluster.membership();
-        ClusterRangeSource rangeSource = new ClusterRangeSource(peers.ranges(m.readers()), m.replicationFactor(),
+        ClusterRangeSource rangeSource = new ClusterRangeSource(peers.ranges(m.readers()),
+                ClusterRangeSource.replicasUnder(m.readers(), m.replicationFactor()), m.replicationFactor(),
                 tuning.rangeBatchEntries(), tuning.rangeBatchBytes(), hlc::observe);
         Coordinator coordinator = new Coordinator(selfId, new PlacementPlan(m), peers.replicas(), hlc, clock,
                 config.requestTimeout(), deadlines, rangeSource, peers.hints(), metrics);
@@ -212,7 +213,8 @@ public final class KvorumNode implements AutoCloseable {
                 }
             }
             coordinator.usePlan(new PlacementPlan(next));
-            rangeSource.useNodes(peers.ranges(next.readers()));
+            rangeSource.useNodes(peers.ranges(next.readers()),
+                    ClusterRangeSource.replicasUnder(next.readers(), next.replicationFactor()));
             antiEntropy.useMembership(next.current(), peers.antiEntropyPeers(next.current()));
             if (stillMember) {
                 peers.dropAllBut(next.topology());

@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 
 /**
@@ -18,6 +19,11 @@ import java.util.function.LongConsumer;
  * each in ascending unsigned byte order of keys, merged into one raw stream in that order with the
  * newest version ({@link Record#newest}) of each key. Tombstones and expired records are kept, so
  * that a newer tombstone hides an older value; the caller filters the dead ones out afterwards.
+ *
+ * <p>Only the versions of a key's replicas count: a node may hold a key it no longer replicates (it
+ * keeps such records until {@code POST /v0/cleanup}, SPEC §8, or it took a write with a {@code from}
+ * beyond the replication factor), and once the replicas have purged the tombstone that deleted it,
+ * that stale copy would be the only version left: a deleted key come back.
  *
  * <p>Memory: at most one batch per node plus the output batch being built. A batch is emitted when
  * it is full or when some node's batch is used up; that node's next batch is then requested by the
@@ -61,6 +67,7 @@ final class MergedEntryStream implements EntryStream {
     }
 
     private final List<Source> all;
+    private final Function<byte[], List<String>> replicasOf;
     private final List<Source> active; // neither exhausted nor dropped; guarded by this
     private final int maxFailuresBeforeFirst;
     private final int maxEntries;
@@ -71,6 +78,7 @@ final class MergedEntryStream implements EntryStream {
 
     /**
      * @param streams                one raw stream per node, by node id; not yet read
+     * @param replicasOf             the ids of the nodes that replicate a key: only their versions count
      * @param maxFailuresBeforeFirst how many nodes may fail their first batch with the range still
      *                               served from the others (RF - 1)
      * @param maxEntries             the most entries in one output batch
@@ -78,9 +86,10 @@ final class MergedEntryStream implements EntryStream {
      * @param timestampObserver      sees the timestamp of every version the merge returns (the HLC
      *                               moves past timestamps read from other nodes)
      */
-    MergedEntryStream(List<Named> streams, int maxFailuresBeforeFirst, int maxEntries, int maxBytes,
-                      LongConsumer timestampObserver) {
+    MergedEntryStream(List<Named> streams, Function<byte[], List<String>> replicasOf, int maxFailuresBeforeFirst,
+                      int maxEntries, int maxBytes, LongConsumer timestampObserver) {
         this.all = streams.stream().map(n -> new Source(n.nodeId(), n.stream())).toList();
+        this.replicasOf = replicasOf;
         this.active = new ArrayList<>(all);
         this.maxFailuresBeforeFirst = maxFailuresBeforeFirst;
         this.maxEntries = maxEntries;
@@ -206,13 +215,19 @@ final class MergedEntryStream implements EntryStream {
                     min = s.head().key();
                 }
             }
+            List<String> replicas = replicasOf.apply(min);
             Record newest = null;
             for (Source s : active) {
                 Entry head = s.head();
                 if (Arrays.equals(head.key(), min)) {
-                    newest = Record.newest(newest, head.record());
+                    if (replicas.contains(s.nodeId)) {
+                        newest = Record.newest(newest, head.record());
+                    }
                     s.position++;
                 }
+            }
+            if (newest == null) {
+                continue; // only stale copies, on nodes that do not replicate the key
             }
             timestampObserver.accept(newest.timestamp());
             out.add(new Entry(min, newest));

@@ -2,6 +2,9 @@ package io.kvorum.node.coordinator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.cluster.Placement;
+import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
@@ -99,7 +102,8 @@ class MergedEntryStreamTest {
             FakeStream s = streams[i];
             nodes.put("n" + (i + 1), (start, end) -> s);
         }
-        return new ClusterRangeSource(nodes, rf, 3, 1 << 20, observedTimestamp::set).open(key("a"), null);
+        List<String> all = List.copyOf(nodes.keySet());
+        return new ClusterRangeSource(nodes, key -> all, rf, 3, 1 << 20, observedTimestamp::set).open(key("a"), null);
     }
 
     private static List<Entry> next(EntryStream stream) throws Exception {
@@ -262,7 +266,41 @@ class MergedEntryStreamTest {
         FakeStream only = new FakeStream();
         Map<String, RangeSource> nodes = Map.of("n1", (start, end) -> only);
 
-        assertThat(new ClusterRangeSource(nodes, 1, 3, 1 << 20, ts -> { }).open(key("a"), null)).isSameAs(only);
+        assertThat(new ClusterRangeSource(nodes, key -> List.of("n1"), 1, 3, 1 << 20, ts -> { }).open(key("a"), null))
+                .isSameAs(only);
+    }
+
+    @Test
+    void onlyTheKeysReplicasCountSoAStaleCopyElsewhereCannotBringADeletedKeyBack() throws Exception {
+        // n3 kept "b" and "c" from before it stopped replicating them; their replicas n1 and n2 deleted
+        // "c" and purged its tombstone since. "d" is n3's own, with n1.
+        FakeStream n1 = new FakeStream().batch(value("a", 5), value("b", 7), value("d", 2));
+        FakeStream n2 = new FakeStream().batch(value("a", 5), value("b", 7));
+        FakeStream n3 = new FakeStream().batch(value("b", 9), value("c", 3), value("d", 4));
+        Map<String, RangeSource> nodes = new LinkedHashMap<>();
+        nodes.put("n1", (start, end) -> n1);
+        nodes.put("n2", (start, end) -> n2);
+        nodes.put("n3", (start, end) -> n3);
+        Map<String, List<String>> replicas = Map.of("a", List.of("n1", "n2"), "b", List.of("n1", "n2"),
+                "c", List.of("n1", "n2"), "d", List.of("n1", "n3"));
+        EntryStream merged = new ClusterRangeSource(nodes, key -> replicas.get(new String(key, StandardCharsets.UTF_8)),
+                2, 3, 1 << 20, ts -> { }).open(key("a"), null);
+
+        List<Entry> read = readAll(merged);
+        assertThat(keys(read)).containsExactly("a", "b", "d");
+        assertThat(read.get(1).record().timestamp()).as("n3's newer copy of b is not a replica's").isEqualTo(7);
+        assertThat(read.get(2).record().timestamp()).as("n3 replicates d").isEqualTo(4);
+    }
+
+    @Test
+    void theReplicasOfAKeyAreTheFirstOfItsOrderingAmongTheReaders() throws Exception {
+        Topology three = Topology.parse(
+                "n1=127.0.0.1:1:2,n2=127.0.0.1:3:4,n3=127.0.0.1:5:6");
+        byte[] k = key("some key");
+        List<String> expected = new Placement(three).replicasFor(k, 2).stream()
+                .map(ClusterMember::id).toList();
+        assertThat(ClusterRangeSource.replicasUnder(three, 2).apply(k)).hasSize(2).isEqualTo(expected);
+        assertThat(ClusterRangeSource.replicasUnder(three, 5).apply(k)).as("never more than the readers").hasSize(3);
     }
 
     @Test
