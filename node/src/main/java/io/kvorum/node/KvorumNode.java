@@ -213,8 +213,10 @@ public final class KvorumNode implements AutoCloseable {
                 }
             }
             coordinator.usePlan(new PlacementPlan(next));
-            rangeSource.useNodes(peers.ranges(next.readers()),
-                    ClusterRangeSource.replicasUnder(next.readers(), next.replicationFactor()));
+            if (stillMember) { // a node that left has no peers to read ranges from, and answers clients 503
+                rangeSource.useNodes(peers.ranges(next.readers()),
+                        ClusterRangeSource.replicasUnder(next.readers(), next.replicationFactor()));
+            }
             antiEntropy.useMembership(next.current(), peers.antiEntropyPeers(next.current()));
             if (stillMember) {
                 peers.dropAllBut(next.topology());

@@ -375,24 +375,36 @@ public final class ClusterMembership implements MembershipResponder {
     /**
      * Adopts {@code next} here and proposes it to every participant; completes with it once all
      * acknowledged, or fails with 503 naming those that did not (they learn it from their peers).
+     *
+     * <p>An epoch that no longer has this node (the change coordinator completing its own leave) is
+     * proposed first and adopted here after: a node that adopts it drops its connections to the
+     * members, and none of them would ever hear of it. They would wait for the leave to end forever.
      */
     private CompletableFuture<Membership> adoptAndPropose(Membership next, MembershipChange change) {
-        return adopt(next).thenCompose(v -> {
-            List<ClusterMember> members = participants(next, change);
-            List<CompletableFuture<String>> acks = new ArrayList<>();
-            for (ClusterMember member : members) {
-                MembershipPeer peer = peers.apply(member.id());
-                acks.add(peer == null ? CompletableFuture.completedFuture(member.id())
-                        : peer.propose(next).handle((ok, error) -> error == null ? null : member.id()));
+        if (next.state(selfId) != null) {
+            return adopt(next).thenCompose(v -> propose(next, change));
+        }
+        return propose(next, change).handle((proposed, error) -> error)
+                .thenCompose(error -> adopt(next).thenCompose(v -> error == null ? CompletableFuture.completedFuture(next)
+                        : CompletableFuture.<Membership>failedFuture(Failures.unwrap(error))));
+    }
+
+    /** Proposes {@code next} to every participant; fails with 503 naming those that did not acknowledge it. */
+    private CompletableFuture<Membership> propose(Membership next, MembershipChange change) {
+        List<ClusterMember> members = participants(next, change);
+        List<CompletableFuture<String>> acks = new ArrayList<>();
+        for (ClusterMember member : members) {
+            MembershipPeer peer = peers.apply(member.id());
+            acks.add(peer == null ? CompletableFuture.completedFuture(member.id())
+                    : peer.propose(next).handle((ok, error) -> error == null ? null : member.id()));
+        }
+        return CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).thenApply(all -> {
+            List<String> missing = acks.stream().map(CompletableFuture::join).filter(Objects::nonNull).toList();
+            if (!missing.isEmpty()) {
+                throw new MembershipChangeException(Reason.UNAVAILABLE, "epoch " + next.epoch()
+                        + " was not acknowledged by " + String.join(", ", missing) + "; they will learn it from their peers");
             }
-            return CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).thenApply(all -> {
-                List<String> missing = acks.stream().map(CompletableFuture::join).filter(Objects::nonNull).toList();
-                if (!missing.isEmpty()) {
-                    throw new MembershipChangeException(Reason.UNAVAILABLE, "epoch " + next.epoch()
-                            + " was not acknowledged by " + String.join(", ", missing) + "; they will learn it from their peers");
-                }
-                return next;
-            });
+            return next;
         });
     }
 

@@ -185,6 +185,27 @@ class ClusterMembershipTest {
     }
 
     @Test
+    void theCoordinatorThatLeavesTellsTheMembersBeforeItDropsThem() throws Exception {
+        // As the node does: once it adopts an epoch without itself, it closes its connections to peers.
+        n1.addListener(m -> {
+            if (m.state("n1") == null) {
+                peers.clear();
+            }
+        });
+        ClusterMember self = first.topology().member("n1");
+        n1.change(new MembershipChange(MembershipChange.Kind.LEAVE, self)).get(5, TimeUnit.SECONDS);
+        FakePeer n2 = peers.get("n2");
+        FakePeer n3 = peers.get("n3");
+
+        Membership done = n1.change(new MembershipChange(MembershipChange.Kind.MOVED, self)).get(5, TimeUnit.SECONDS);
+
+        assertThat(done.state("n1")).isNull();
+        assertThat(n1.membership()).isEqualTo(done);
+        assertThat(n2.membership).as("n2 has the epoch without n1").isEqualTo(done);
+        assertThat(n3.membership).isEqualTo(done);
+    }
+
+    @Test
     void aNewerEpochSeenOnARequestIsFetchedFromItsSender() throws Exception {
         Membership newer = first.withJoining(N4);
         peers.get("n2").membership = newer;

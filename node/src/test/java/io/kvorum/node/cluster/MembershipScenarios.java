@@ -197,6 +197,23 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
     }
 
     /**
+     * The change coordinator (the member with the lowest id) leaves: it tells the members the epoch
+     * without it before it drops its connections to them. It adopted that epoch first, so no member
+     * heard of it, and every member waited for the leave to end, refusing changes, for good.
+     */
+    @Test
+    void theChangeCoordinatorLeavesAndEveryMemberSeesItGone() throws Exception {
+        withCluster(4, Map.of(NodeOption.REPLICATION_FACTOR, "3"), c -> {
+            List<String> staying = List.of("n2", "n3", "n4");
+            Map<String, String> acknowledged = preload(c, staying);
+            Answer leave = raw(c, "n3", "POST", "/v0/cluster/leave?id=n1", null);
+            assertThat(leave.status()).as("leave: " + leave).isEqualTo(Answer.ACCEPTED);
+            awaitState(c, staying, "n1", "absent");
+            assertEveryWriteReadsBack(c, staying, acknowledged);
+        });
+    }
+
+    /**
      * A node that left stops calling the members, which refuse a non-member's calls: it says once
      * that it is no longer a member and disconnects from each, and it does not go on to report
      * them down, which is what their refusals of its heartbeats made it log before.
