@@ -187,10 +187,27 @@ public final class ClusterMembership implements MembershipResponder {
             return coordinate(change);
         }
         MembershipPeer peer = peers.apply(coordinator);
-        if (peer == null) {
-            return failed(Reason.UNAVAILABLE, "the change coordinator " + coordinator + " is unreachable");
+        CompletableFuture<Membership> forwarded = peer == null
+                ? failed(Reason.UNAVAILABLE, "the change coordinator " + coordinator + " is unreachable")
+                : peer.change(change);
+        // SPEC §8: a change in progress is answered 409 before an unreachable member 503, the
+        // coordinator included: what this node knows of the change in progress is answer enough.
+        return forwarded.exceptionallyCompose(error -> {
+            MembershipChangeException refusal = Failures.unwrap(error) instanceof MembershipChangeException e ? e : null;
+            boolean unreachable = refusal == null || refusal.reason() == Reason.UNAVAILABLE;
+            MembershipChangeException inProgress = unreachable ? inProgressHere(m, change) : null;
+            return CompletableFuture.failedFuture(inProgress != null ? inProgress : error);
+        });
+    }
+
+    /** The 409 this node's own view gives {@code change}, or null when it shows no change in its way. */
+    private MembershipChangeException inProgressHere(Membership m, MembershipChange change) {
+        try {
+            firstStep(m, change);
+            return null;
+        } catch (MembershipChangeException e) {
+            return e.reason() == Reason.IN_PROGRESS ? e : null;
         }
-        return peer.change(change);
     }
 
     /** The lowest id among the current members, not counting one being removed. */

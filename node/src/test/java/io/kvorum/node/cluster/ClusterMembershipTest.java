@@ -206,6 +206,31 @@ class ClusterMembershipTest {
     }
 
     @Test
+    void aChangeInProgressIs409EvenWhenTheCoordinatorIsDown() {
+        Membership joining = first.withJoining(N4);
+        ClusterMembership n2 = new ClusterMembership("n2", joining, new MembershipStore(dir.resolve("n2")), executor);
+        FakePeer coordinator = new FakePeer(joining) {
+            @Override
+            public CompletableFuture<Membership> change(MembershipChange change) {
+                return FakePeer.unreachable();
+            }
+        };
+        n2.usePeers(id -> id.equals("n1") ? coordinator : null);
+        ClusterMember n3 = first.topology().member("n3");
+
+        Throwable refused = failureOf(n2.change(new MembershipChange(MembershipChange.Kind.LEAVE, n3)));
+
+        assertThat(refused).isInstanceOf(MembershipChangeException.class).hasMessageContaining("n4 is joining");
+        assertThat(((MembershipChangeException) refused).reason()).isEqualTo(Reason.IN_PROGRESS);
+
+        ClusterMembership quiet = new ClusterMembership("n2", first, new MembershipStore(dir.resolve("quiet")), executor);
+        quiet.usePeers(id -> id.equals("n1") ? coordinator : null);
+        Throwable unreachable = failureOf(quiet.change(new MembershipChange(MembershipChange.Kind.LEAVE, n3)));
+        assertThat(((MembershipChangeException) unreachable).reason()).as("no change in progress: the coordinator is"
+                + " what is missing").isEqualTo(Reason.UNAVAILABLE);
+    }
+
+    @Test
     void aNewerEpochSeenOnARequestIsFetchedFromItsSender() throws Exception {
         Membership newer = first.withJoining(N4);
         peers.get("n2").membership = newer;
