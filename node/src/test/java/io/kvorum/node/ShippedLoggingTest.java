@@ -7,6 +7,8 @@ import ch.qos.logback.classic.joran.JoranConfigurator;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.util.LogbackMDCAdapter;
 import ch.qos.logback.core.AppenderBase;
+import io.netty.handler.codec.http2.Http2Error;
+import io.netty.handler.codec.http2.Http2Exception;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URL;
@@ -39,6 +41,18 @@ class ShippedLoggingTest {
         assertThat(out.lines()).hasSize(2);
         assertThat(out).contains("peer unreachable: io exception Channel Pipeline: [SslHandler#0]")
                 .contains("traced").doesNotContain("4b45594d41524b").doesNotContain("56414c5545");
+    }
+
+    @Test
+    void aWriteToAStreamThePeerCancelledIsNotWarnedAboutButOtherStreamErrorsAre() throws Exception {
+        String out = logAtTrace(context -> {
+            org.slf4j.Logger handler = context.getLogger("io.grpc.netty.NettyServerHandler");
+            handler.warn("Stream Error", Http2Exception.streamError(3, Http2Error.STREAM_CLOSED,
+                    "Stream closed before write could take place"));
+            handler.warn("Stream Error", Http2Exception.streamError(5, Http2Error.PROTOCOL_ERROR, "a malformed frame"));
+        });
+
+        assertThat(out).doesNotContain("Stream closed before write could take place").contains("a malformed frame");
     }
 
     @Test
