@@ -24,8 +24,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Over all connections, batches count in the gateway's {@link ByteBudget} of answers: a pull
  * first reserves the most a batch may hold, the batch then holds its actual size until its last
- * chunk has been sent. A range whose first batch does not fit is answered 503 (nothing was sent);
- * later, it waits and tries again every {@value #RETRY_MILLIS} ms.
+ * chunk has been sent. A batch that does not fit waits and tries again every {@value #RETRY_MILLIS}
+ * ms; the first one waits up to {@value #FIRST_BATCH_WAIT_MILLIS} ms, then the range is answered 503
+ * (nothing was sent). Each pull reserves {@code --max-value-bytes} and more however small its batch
+ * turns out, so ranges that start together may not all fit at once: without the wait, 16 clients
+ * reading one-entry ranges from a node with a 256 MiB heap got 503s on an idle cluster.
  *
  * <p>Failure before the first chunk is an ordinary error answer; after it, the connection is
  * closed without the terminating zero-length chunk, so the client sees a truncated stream, never a
@@ -35,6 +38,8 @@ import java.util.concurrent.TimeUnit;
 final class RangeResponder {
 
     static final int RETRY_MILLIS = 10;
+    /** How long a range waits for room for its first batch before it is refused: a short wait in line. */
+    static final int FIRST_BATCH_WAIT_MILLIS = 250;
 
     private final ChannelHandlerContext ctx;
     private final EntryStream stream;
@@ -42,6 +47,7 @@ final class RangeResponder {
     private final ByteBudget answers;
     private final long pullBytes;
     private boolean headersSent;
+    private int firstBatchTries;
     private boolean waitingForWritability;
     private boolean over;
 
@@ -61,7 +67,7 @@ final class RangeResponder {
 
     private void pull() {
         if (!answers.tryReserve(pullBytes)) {
-            if (headersSent) {
+            if (headersSent || ++firstBatchTries * RETRY_MILLIS < FIRST_BATCH_WAIT_MILLIS) {
                 ctx.executor().schedule(this::pullWhenWritable, RETRY_MILLIS, TimeUnit.MILLISECONDS);
             } else {
                 over = true;

@@ -149,6 +149,10 @@ class AnswerBudgetTest {
             assertThat(streams.get(0).sent).isEqualTo(1);
 
             another.send(get("/range"));
+            assertThat(another.responses()).as("waiting for room for its first batch").isEmpty();
+            for (int waited = 0; waited < RangeResponder.FIRST_BATCH_WAIT_MILLIS; waited += RangeResponder.RETRY_MILLIS) {
+                another.advanceTimeBy(RangeResponder.RETRY_MILLIS, TimeUnit.MILLISECONDS);
+            }
             Reply refused = another.response();
             assertThat(refused.status()).as("nothing of it was sent yet").isEqualTo(503);
             assertThat(refused.body()).startsWith("Overloaded: the answers not yet read by their clients");
@@ -162,6 +166,27 @@ class AnswerBudgetTest {
             assertThat(range.status()).isEqualTo(200);
             assertThat(range.body()).hasSize(RANGE_ENTRIES * RANGE_CHUNK).startsWith("k1\n").contains("k2\n", "k3\n");
             assertThat(rangeBudget.held()).isZero();
+        }
+    }
+
+    @Test
+    void aRangeThatFindsNoRoomForItsFirstBatchWaitsBrieflyForIt() {
+        ByteBudget rangeBudget = new ByteBudget(EmbeddedConnection.RANGE_PULL_BYTES + RANGE_CHUNK - 1);
+        try (EmbeddedConnection reader = EmbeddedConnection.answeringWithin(this::route, rangeBudget);
+             EmbeddedConnection another = EmbeddedConnection.answeringWithin(this::route, rangeBudget)) {
+            reader.stopReading();
+            reader.send(get("/range"));
+            another.send(get("/range"));
+            another.advanceTimeBy(RangeResponder.RETRY_MILLIS, TimeUnit.MILLISECONDS);
+            assertThat(another.responses()).isEmpty();
+
+            reader.resumeReading(); // its batch is sent: room for the other's, which tries again first
+            another.advanceTimeBy(RangeResponder.RETRY_MILLIS, TimeUnit.MILLISECONDS);
+            Reply served = another.response();
+            assertThat(served.status()).isEqualTo(200);
+            assertThat(served.body()).startsWith("k1\n").contains("k2\n", "k3\n");
+            reader.advanceTimeBy(RangeResponder.RETRY_MILLIS, TimeUnit.MILLISECONDS);
+            assertThat(reader.response().status()).as("and the first goes on").isEqualTo(200);
         }
     }
 
