@@ -1,6 +1,5 @@
 package io.kvorum.node.antientropy;
 
-import com.google.common.util.concurrent.RateLimiter;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
@@ -56,7 +55,7 @@ final class MaintainedTrees {
     private final long[] records;
     private final MerkleTree[] sealed;
     private final AtomicLongArray dirty;
-    private final RateLimiter indexPace;
+    private final Pace indexPace;
     private volatile boolean built;
     private volatile long lastRefreshMillis;
 

@@ -1,6 +1,5 @@
 package io.kvorum.node.antientropy;
 
-import com.google.common.util.concurrent.RateLimiter;
 import io.kvorum.node.antientropy.RepairException.Reason;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.coordinator.LocalReplica;
@@ -69,9 +68,9 @@ public final class RepairStorage implements AutoCloseable {
     private final LocalReplica local;
     private final Pacing pacing;
     private final ExecutorService reader = NodeThreads.singleExecutor("anti-entropy-reader");
-    private final RateLimiter recordPace;
-    private final RateLimiter bytePace;
-    private final RateLimiter indexPace;
+    private final Pace recordPace;
+    private final Pace bytePace;
+    private final Pace indexPace;
     private volatile MaintainedTrees trees;
 
     public RepairStorage(StorageService storage, LocalReplica local) {

@@ -1,6 +1,5 @@
 package io.kvorum.node.membership;
 
-import com.google.common.util.concurrent.RateLimiter;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.ClusterMembership;
 import io.kvorum.node.cluster.MemberState;
@@ -55,7 +54,7 @@ public final class JoinStream extends RecordMover {
     @Override
     void move(Membership m) throws InterruptedException, ExecutionException, TimeoutException {
         PlacementPlan plan = new PlacementPlan(m);
-        RateLimiter pace = Pace.steady(tuning.recordsPerSecond());
+        Pace pace = Pace.steady(tuning.recordsPerSecond());
         for (ClusterMember source : m.current().members()) {
             if (source.id().equals(membership.selfId()) || progress.isDone(source.id())) {
                 continue;
@@ -66,7 +65,7 @@ public final class JoinStream extends RecordMover {
         }
     }
 
-    private long takeFrom(String sourceId, PlacementPlan plan, int replicationFactor, RateLimiter pace)
+    private long takeFrom(String sourceId, PlacementPlan plan, int replicationFactor, Pace pace)
             throws InterruptedException, ExecutionException, TimeoutException {
         RangeSource source = sources.apply(sourceId);
         if (source == null) {

@@ -1,6 +1,5 @@
 package io.kvorum.node.membership;
 
-import com.google.common.util.concurrent.RateLimiter;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.ClusterMembership;
 import io.kvorum.node.cluster.MemberState;
@@ -62,7 +61,7 @@ public final class LeaveStream extends RecordMover {
         }
         Placement current = new Placement(m.current());
         Placement coming = new Placement(m.coming());
-        RateLimiter pace = Pace.steady(tuning.recordsPerSecond());
+        Pace pace = Pace.steady(tuning.recordsPerSecond());
         byte[] after = progress.resumeAfter(LOCAL);
         long handed = 0;
         try (EntryStream stream = localRecords.open(after == null ? FIRST_KEY : successor(after), null)) {

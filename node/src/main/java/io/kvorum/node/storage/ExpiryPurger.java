@@ -1,6 +1,5 @@
 package io.kvorum.node.storage;
 
-import com.google.common.util.concurrent.RateLimiter;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.time.Clock;
@@ -59,8 +58,8 @@ public final class ExpiryPurger {
     private final StorageService storage;
     private final Clock clock;
     private final long tombstoneGraceMillis;
-    private final RateLimiter recordPace;
-    private final RateLimiter bytePace;
+    private final Pace recordPace;
+    private final Pace bytePace;
 
     public ExpiryPurger(StorageService storage, Clock clock, long tombstoneGraceMillis) {
         this(storage, clock, tombstoneGraceMillis, Pacing.DEFAULT);
