@@ -227,7 +227,7 @@ final class PeerWiring {
     private void connect(ClusterMember m) {
         PeerTransport.Peer peer = transport.connect(m);
         liveness.addPeer(m.id());
-        // Read at every scrape, also after the member is removed: it then reads 0.
+        // Read at every scrape, until the member is removed (disconnect forgets it).
         metrics.bindPeerUp(m.id(), () -> liveness.isUp(m.id()));
         metrics.bindClockOffset(m.id(), () -> {
             ClockOffsets.Offset o = clockOffsets.offset(m.id());
@@ -257,6 +257,7 @@ final class PeerWiring {
         membershipPeers.remove(id);
         liveness.removePeer(id);
         transport.disconnect(id);
+        metrics.forgetMember(id);
         log.info("disconnected from {}: {}", id, why);
     }
 

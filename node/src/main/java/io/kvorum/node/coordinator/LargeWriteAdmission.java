@@ -44,7 +44,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Writes of smaller values are not tracked: the storage queues' bounds keep them in check, and
  * tracking each would cost the common path. Thread-safe; large writes are few enough for one lock.
- * Futures complete on the thread that answered a write, or on the timer's.
+ * Futures complete on the thread where a write's last replica call settled, or on the timer's.
  */
 final class LargeWriteAdmission {
 

@@ -392,6 +392,30 @@ public final class NodeMetrics implements AutoCloseable {
         peerUp.put(peer, () -> up.getAsBoolean() ? 1 : 0);
     }
 
+    /**
+     * Drops the gauges of a member that left or was removed ({@code kvorum_peer_up},
+     * {@code kvorum_clock_offset_seconds}, {@code kvorum_hints_pending}): a departed member's
+     * {@code kvorum_peer_up} read 0 forever and kept a "peer down" alert firing. Its counters stay,
+     * at their last counts, as a counter's series does. A member of that id that joins later is
+     * registered anew.
+     */
+    public void forgetMember(String member) {
+        registeredMembers.remove(member);
+        peerUp.remove(member);
+        clockOffsets.remove(member);
+        hintsPendingSources.remove(member);
+        Gauge pending = hintsPending.remove(member);
+        if (pending != null) {
+            registry.remove(pending);
+        }
+        for (String name : List.of("kvorum.peer.up", "kvorum.clock.offset.seconds")) {
+            Gauge g = registry.find(name).tag("peer", member).gauge();
+            if (g != null) {
+                registry.remove(g);
+            }
+        }
+    }
+
     /** Reports how far {@code peer}'s wall clock is from this node's, in seconds: read at each scrape. */
     public void bindClockOffset(String peer, DoubleSupplier offsetSeconds) {
         registerMember(peer);
