@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  * pauses, which also bounds the queue. Every request counts in {@link InFlightRequests} from its
  * start until its answer is written or the connection closes. A client operation whose answer was
  * written (the last chunk, for a range) is counted by {@link RequestMetering} with its status and
- * latency; one whose connection closed first is not, as nobody was answered.
+ * latency; one whose connection closed first is not, as nobody was answered, but for a range whose
+ * status line went out (its client left, or a node's failure cut it short): it counts when it ends.
  *
  * <p>The complete answer to a {@code GET} holds its body in the gateway-wide {@link ByteBudget} of
  * answers from the moment it is written until its last byte has gone to the socket (or the
@@ -245,11 +246,17 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        boolean rangeBegun = range != null && range.begun();
         if (range != null) {
             range.abort();
         }
         if (busy) {
             busy = false;
+            if (rangeBegun) {
+                // Its status line went out, so it counts as answered so: a range whose client left, or
+                // that was cut short by a node's failure, is as much a request served as a finished one.
+                metering.answered(op, status, System.nanoTime() - startNanos);
+            }
             inFlight.finished();
         }
         FullHttpRequest r;

@@ -2,6 +2,7 @@ package io.kvorum.node.http;
 
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
+import io.kvorum.node.util.Failures;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -16,6 +17,8 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Streams a range answer (SPEC §4): one chunk per entry, {@code <key>\n<value>}, with
@@ -36,6 +39,8 @@ import java.util.concurrent.TimeUnit;
  * releases its iterator. Confined to the channel's event loop.
  */
 final class RangeResponder {
+
+    private static final Logger log = LoggerFactory.getLogger(RangeResponder.class);
 
     static final int RETRY_MILLIS = 10;
     /** How long a range waits for room for its first batch before it is refused: a short wait in line. */
@@ -102,6 +107,8 @@ final class RangeResponder {
             over = true;
             stream.close();
             if (headersSent) {
+                log.warn("a range was cut short after its first chunk, so its client sees it truncated: {}",
+                        Failures.unwrap(error).getMessage());
                 ctx.close(); // truncate: no terminating chunk
             } else {
                 connection.respond(ctx, Responses.forFailure(error));
@@ -151,6 +158,11 @@ final class RangeResponder {
             waitingForWritability = false;
             pull();
         }
+    }
+
+    /** Whether its status line has been sent: from then on it can only end whole or truncated. */
+    boolean begun() {
+        return headersSent;
     }
 
     /** The connection closed: release everything, read nothing more. */

@@ -11,6 +11,8 @@ import io.kvorum.node.storage.LocalEntryStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,6 +20,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -161,6 +165,28 @@ class RangeBackpressureTest {
             }
             assertThat(n).isEqualTo(100);
         }
+    }
+
+    /** {@code kvorum_requests_total{code="200",op="range"}}, as the node's {@code /metrics} says it. */
+    private static double rangesAnswered200() {
+        String scrape = node.http().sendAsync(HttpRequest.newBuilder(node.uri("/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString()).join().body();
+        Matcher m = Pattern.compile("kvorum_requests_total\\{code=\"200\",op=\"range\"\\} (\\S+)").matcher(scrape);
+        return m.find() ? Double.parseDouble(m.group(1)) : 0;
+    }
+
+    @Test
+    void aRangeWhoseClientLeftMidwayIsCountedWithItsStatus() throws IOException {
+        double before = rangesAnswered200();
+        RawHttp raw = openRange();
+        try {
+            assertThat(raw.readHead().status()).isEqualTo(200);
+            assertThat(raw.readExactly(8 * 1024)).hasSize(8 * 1024);
+        } finally {
+            raw.close();
+        }
+        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> rangesAnswered200() == before + 1,
+                "the range counted, as answered 200, once its client left");
     }
 
     @Test
