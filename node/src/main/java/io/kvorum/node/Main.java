@@ -10,6 +10,8 @@ import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -38,6 +40,8 @@ public final class Main {
     static final int EXIT_STARTUP_FAILED = 1;
     static final int EXIT_BAD_OPTIONS = 2;
     private static final String NAME = "kvorum-node";
+    static final String LOG_LEVEL = "KVORUM_LOG_LEVEL";
+    private static final List<String> LOG_LEVELS = List.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR");
 
     private Main() {
     }
@@ -96,6 +100,17 @@ public final class Main {
     }
 
     /**
+     * {@code KVORUM_LOG_LEVEL}, read by {@code logback.xml}: logback takes a value it does not know,
+     * an empty one too, for {@code DEBUG}, so a typo turned on the level that logs the most.
+     */
+    private static void checkLogLevel(String level) throws ConfigException {
+        if (level != null && !LOG_LEVELS.contains(level.toUpperCase(Locale.ROOT))) {
+            throw new ConfigException(LOG_LEVEL + " must be one of " + String.join(", ", LOG_LEVELS) + ", got '"
+                    + level + "'");
+        }
+    }
+
+    /**
      * Parses arguments and environment into a configuration.
      *
      * @return the configuration, or null when {@code --help} or {@code --version} was answered on {@code out}
@@ -117,6 +132,7 @@ public final class Main {
             cli.printVersionHelp(out);
             return null;
         }
+        checkLogLevel(env.get(LOG_LEVEL));
         Map<NodeOption, String> raw = new EnumMap<>(NodeOption.class);
         Set<NodeOption> fromEnvironment = EnumSet.noneOf(NodeOption.class);
         for (NodeOption o : NodeOption.values()) {

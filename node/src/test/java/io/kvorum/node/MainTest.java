@@ -50,6 +50,16 @@ class MainTest {
     }
 
     @Test
+    void anUnknownOrEmptyLogLevelIsRefusedRatherThanTakenForDebug() throws ConfigException {
+        for (String bad : new String[] {"verbose", ""}) {
+            assertThatThrownBy(() -> parse(Map.of("KVORUM_LOG_LEVEL", bad)))
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessage("KVORUM_LOG_LEVEL must be one of TRACE, DEBUG, INFO, WARN, ERROR, got '" + bad + "'");
+        }
+        assertThat(parse(Map.of("KVORUM_LOG_LEVEL", "warn"))).isNotNull();
+    }
+
+    @Test
     void flagsAreParsedInBothForms() throws ConfigException {
         NodeConfig c = parse("--cluster", THREE, "--node-id=n2", "--data-dir", "/tmp/x",
                 "--replication-factor=2", "--request-timeout", "300", "--bind=0.0.0.0");

@@ -86,7 +86,8 @@ public final class StatusCommand {
         URI base;
         try {
             base = URI.create(url == null ? DEFAULT_URL : url);
-            if (base.getHost() == null || !(base.getScheme().equals("http") || base.getScheme().equals("https"))) {
+            if (base.getHost() == null || !(base.getScheme().equals("http") || base.getScheme().equals("https"))
+                    || base.getPort() > 65535) { // URI takes any digits for a port; the HTTP client would throw
                 throw new IllegalArgumentException("not an http URL");
             }
         } catch (IllegalArgumentException e) {

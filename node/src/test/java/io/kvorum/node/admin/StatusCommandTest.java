@@ -177,9 +177,12 @@ class StatusCommandTest {
         assertThat(StatusCommand.run(List.of("--verbose"), print(out), print(err), NOW)).isEqualTo(StatusCommand.EXIT_NO_STATUS);
         assertThat(StatusCommand.run(List.of("a", "b"), print(out), print(err), NOW)).isEqualTo(StatusCommand.EXIT_NO_STATUS);
         assertThat(StatusCommand.run(List.of("ftp://x"), print(out), print(err), NOW)).isEqualTo(StatusCommand.EXIT_NO_STATUS);
+        assertThat(StatusCommand.run(List.of("http://127.0.0.1:99999"), print(out), print(err), NOW))
+                .isEqualTo(StatusCommand.EXIT_NO_STATUS);
         assertThat(StatusCommand.run(List.of("--ca", "/no/such/ca.pem"), print(out), print(err), NOW))
                 .isEqualTo(StatusCommand.EXIT_NO_STATUS);
-        assertThat(err.toString(UTF_8).lines().toList()).hasSize(4);
+        assertThat(err.toString(UTF_8).lines().toList()).as("one line each, no stack trace").hasSize(5);
+        assertThat(err.toString(UTF_8)).contains("http://127.0.0.1:99999 is not a node's URL");
         assertThat(err.toString(UTF_8)).contains("cannot use the CA file /no/such/ca.pem: it does not exist");
         assertThat(out.toString(UTF_8)).isEmpty();
     }
