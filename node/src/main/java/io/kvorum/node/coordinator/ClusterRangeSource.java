@@ -3,11 +3,15 @@ package io.kvorum.node.coordinator;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
+import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.EntryStream;
+import io.kvorum.node.storage.StorageException;
+import io.kvorum.node.util.Failures;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 
@@ -18,7 +22,8 @@ import java.util.function.LongConsumer;
  * replication factor of nodes fail to answer its first batch, since every key then still has a live replica among its first
  * RF; with RF or more down, it fails with {@link NotEnoughReplicasException} before any entry.
  *
- * <p>A cluster of one node reads its own stream directly, as before ranges went cluster-wide.
+ * <p>A cluster of one node reads its own stream directly, as before ranges went cluster-wide; a
+ * storage failure there answers 504 too.
  */
 public final class ClusterRangeSource implements RangeSource {
 
@@ -75,11 +80,32 @@ public final class ClusterRangeSource implements RangeSource {
     public EntryStream open(byte[] start, byte[] end) {
         Readers now = readers;
         if (now.nodes().size() == 1) {
-            return now.nodes().values().iterator().next().open(start, end);
+            return new OneNode(now.nodes().values().iterator().next().open(start, end));
         }
         List<MergedEntryStream.Named> streams = new ArrayList<>(now.nodes().size());
         now.nodes().forEach((id, source) -> streams.add(new MergedEntryStream.Named(id, source.open(start, end))));
         return new MergedEntryStream(streams, now.replicasOf(), replicationFactor - 1, batchEntries, batchBytes,
                 timestampObserver);
+    }
+
+    /**
+     * The stream of the only node, whose storage failures answer as the merge's do when a node
+     * fails: {@link NotEnoughReplicasException}, a 504, as a {@code GET} whose replica failed. A
+     * damaged table answered ranges 500 with the exception's text and a stack trace each time, when
+     * {@code StorageFailures} has counted and logged the failure already.
+     */
+    private record OneNode(EntryStream stream) implements EntryStream {
+        @Override
+        public CompletableFuture<List<Entry>> next() {
+            return stream.next().exceptionallyCompose(error -> CompletableFuture.failedFuture(
+                    Failures.unwrap(error) instanceof StorageException failed
+                            ? new NotEnoughReplicasException("this node's store failed the range: " + failed.getMessage())
+                            : error));
+        }
+
+        @Override
+        public void close() {
+            stream.close();
+        }
     }
 }

@@ -17,6 +17,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,6 +42,9 @@ import org.slf4j.LoggerFactory;
 final class RangeResponder {
 
     private static final Logger log = LoggerFactory.getLogger(RangeResponder.class);
+    private static final long TRUNCATION_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** When a truncation was last logged, over all ranges: a damaged store could cut every range short. */
+    private static final AtomicLong lastTruncationLog = new AtomicLong(System.nanoTime() - TRUNCATION_LOG_INTERVAL_NANOS - 1);
 
     static final int RETRY_MILLIS = 10;
     /** How long a range waits for room for its first batch before it is refused: a short wait in line. */
@@ -107,8 +111,12 @@ final class RangeResponder {
             over = true;
             stream.close();
             if (headersSent) {
-                log.warn("a range was cut short after its first chunk, so its client sees it truncated: {}",
-                        Failures.unwrap(error).getMessage());
+                long now = System.nanoTime();
+                long last = lastTruncationLog.get();
+                if (now - last > TRUNCATION_LOG_INTERVAL_NANOS && lastTruncationLog.compareAndSet(last, now)) {
+                    log.warn("a range was cut short after its first chunk, so its client sees it truncated (at most one"
+                            + " such line every 10 s): {}", Failures.unwrap(error).getMessage());
+                }
                 ctx.close(); // truncate: no terminating chunk
             } else {
                 connection.respond(ctx, Responses.forFailure(error));

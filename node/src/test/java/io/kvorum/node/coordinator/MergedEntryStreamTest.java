@@ -9,6 +9,7 @@ import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.storage.StorageException;
 import io.kvorum.node.storage.StorageOverloadedException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -262,12 +263,16 @@ class MergedEntryStreamTest {
     }
 
     @Test
-    void aSingleNodeClusterReadsItsOwnStreamDirectly() {
-        FakeStream only = new FakeStream();
+    void aSingleNodeClusterReadsItsOwnStreamAndItsStoresFailureIsA504() throws Exception {
+        FakeStream only = new FakeStream().batch(value("a", 1)).failing(new StorageException("records read failed: Corruption", new java.io.IOException("Corruption")));
         Map<String, RangeSource> nodes = Map.of("n1", (start, end) -> only);
+        EntryStream range = new ClusterRangeSource(nodes, key -> List.of("n1"), 1, 3, 1 << 20, ts -> { }).open(key("a"), null);
 
-        assertThat(new ClusterRangeSource(nodes, key -> List.of("n1"), 1, 3, 1 << 20, ts -> { }).open(key("a"), null))
-                .isSameAs(only);
+        assertThat(keys(next(range))).containsExactly("a");
+        assertThat(failureOf(range.next())).isInstanceOf(NotEnoughReplicasException.class)
+                .hasMessage("this node's store failed the range: records read failed: Corruption");
+        range.close();
+        assertThat(only.closes).isEqualTo(1);
     }
 
     @Test
