@@ -65,7 +65,11 @@ import org.slf4j.LoggerFactory;
  * one read costs no timer, and one that waits because this node stopped reading (an earlier
  * request on the connection is still in progress) is given more time.
  *
- * <p>Threading: the channel's event loop only, but for the shared budget.
+ * <p>A request counts in {@code arriving} from its headers until its last content has passed on (or
+ * the connection closes): a graceful stop waits for the bodies still being uploaded, as it waits for
+ * the requests in progress.
+ *
+ * <p>Threading: the channel's event loop only, but for the shared budget and counter.
  */
 final class BodyAdmissionHandler extends ChannelDuplexHandler {
 
@@ -77,6 +81,7 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
     private final int maxValueBytes;
     private final BearerTokens tokens;
     /** Non-null on a refused connection: why every request on it is refused. */
+    private final InFlightRequests arriving;
     private final RuntimeException refusal;
     /** What each request not yet answered reserved, oldest first. */
     private final ArrayDeque<Long> reserved = new ArrayDeque<>();
@@ -86,26 +91,32 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
     private boolean lingering;
     /** A request's headers have passed and its last content has not. */
     private boolean awaitingBody;
+    /** This connection's request counts in {@code arriving}. */
+    private boolean counted;
     /** Bytes came in that the codec has not turned into anything yet: an incomplete request head. */
     private boolean unparsedBytes;
     private ScheduledFuture<?> requestDeadline;
 
-    /** @param tokens the bearer tokens the node asks for, or null for none */
-    BodyAdmissionHandler(ByteBudget budget, int maxValueBytes, BearerTokens tokens) {
-        this(budget, maxValueBytes, tokens, null);
+    /**
+     * @param tokens   the bearer tokens the node asks for, or null for none
+     * @param arriving counts the requests whose body is being read, so that a graceful stop waits for them
+     */
+    BodyAdmissionHandler(ByteBudget budget, int maxValueBytes, BearerTokens tokens, InFlightRequests arriving) {
+        this(budget, maxValueBytes, tokens, arriving, null);
     }
 
     private BodyAdmissionHandler(ByteBudget budget, int maxValueBytes, BearerTokens tokens,
-                                 RuntimeException refusal) {
+                                 InFlightRequests arriving, RuntimeException refusal) {
         this.budget = budget;
         this.maxValueBytes = maxValueBytes;
         this.tokens = tokens;
+        this.arriving = arriving;
         this.refusal = refusal;
     }
 
     /** The stage of a connection the gateway refused: its first request is answered with {@code why}. */
     static BodyAdmissionHandler refusingEvery(RuntimeException why) {
-        return new BodyAdmissionHandler(new ByteBudget(1), 0, null, why);
+        return new BodyAdmissionHandler(new ByteBudget(1), 0, null, new InFlightRequests(), why);
     }
 
     /** The stage to put before the codec, so that this one knows when bytes came in. One per connection. */
@@ -150,11 +161,14 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
                 return;
             }
             reserved.add(bytes);
-            awaitingBody = true;
+            bodyBegins();
         }
         if (msg instanceof LastHttpContent) {
             awaitingBody = false;
             cancelDeadline();
+            ctx.fireChannelRead(msg); // the whole request now counts in the connection handler's requests
+            stopCounting();
+            return;
         }
         ctx.fireChannelRead(msg);
     }
@@ -176,6 +190,11 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
             if (answered != null) {
                 budget.release(answered);
             }
+            if (reserved.isEmpty()) {
+                // The answer was to the newest request, maybe before its body came (a 413, a refused
+                // 100-continue): a stop has nothing more to wait for on this connection.
+                stopCounting();
+            }
         }
         ctx.write(msg, promise);
     }
@@ -194,7 +213,7 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
         }
         lingering = true;
         refusing = true; // nothing read from now on is a request to answer
-        awaitingBody = false;
+        bodyEnds();
         cancelDeadline();
         channel.config().setAutoRead(true); // the connection handler may have paused reading
         channel.shutdownOutput().addListener(shut -> ctx.executor().schedule(
@@ -203,12 +222,14 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        bodyEnds();
         releaseAll();
         super.channelInactive(ctx);
     }
 
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
+        bodyEnds();
         releaseAll();
     }
 
@@ -233,7 +254,7 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
 
     private void refuse(ChannelHandlerContext ctx, HttpRequest request, RuntimeException why) {
         refusing = true;
-        awaitingBody = false;
+        bodyEnds();
         cancelDeadline();
         reserved.add(0L);
         FullHttpRequest refused = new DefaultFullHttpRequest(request.protocolVersion(), request.method(), request.uri(),
@@ -242,6 +263,27 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
         refused.setDecoderResult(DecoderResult.failure(why));
         ReferenceCountUtil.release(request);
         ctx.fireChannelRead(refused);
+    }
+
+    private void bodyBegins() {
+        awaitingBody = true;
+        if (!counted) {
+            counted = true;
+            arriving.started();
+        }
+    }
+
+    /** Every other way a body stops arriving: refused, or its connection closing. */
+    private void bodyEnds() {
+        awaitingBody = false;
+        stopCounting();
+    }
+
+    private void stopCounting() {
+        if (counted) {
+            counted = false;
+            arriving.finished();
+        }
     }
 
     /** A request has begun to arrive and is not whole yet. */

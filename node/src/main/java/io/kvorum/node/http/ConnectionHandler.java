@@ -36,8 +36,8 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: every field is confined to the channel's event loop, and nothing here blocks:
  * answers that complete on other threads (storage, transport) are written back on the event loop.
  * While a request is in progress, later ones wait in {@code queued} and reading from the socket
- * pauses, which also bounds the queue. Every request counts in {@link InFlightRequests} from its
- * start until its answer is written or the connection closes. A client operation whose answer was
+ * pauses, which also bounds the queue. Every request counts in {@link InFlightRequests} from when
+ * it arrives whole (queued or started) until its answer is written or the connection closes. A client operation whose answer was
  * written (the last chunk, for a range) is counted by {@link RequestMetering} with its status and
  * latency; one whose connection closed first is not, as nobody was answered, but for a range whose
  * status line went out (its client left, or a node's failure cut it short): it counts when it ends.
@@ -92,6 +92,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             ReferenceCountUtil.release(msg);
             return;
         }
+        inFlight.started(); // in progress while it waits its turn too: a graceful stop waits for it
         if (busy) {
             queued.add(request);
             ctx.channel().config().setAutoRead(false);
@@ -102,7 +103,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void start(ChannelHandlerContext ctx, FullHttpRequest request) {
         busy = true;
-        inFlight.started();
         keepAlive = HttpUtil.isKeepAlive(request);
         http10 = !request.protocolVersion().isKeepAliveDefault();
         safe = HttpMethod.GET.equals(request.method());
@@ -262,6 +262,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         FullHttpRequest r;
         while ((r = queued.poll()) != null) {
             r.release();
+            inFlight.finished();
         }
         ctx.fireChannelInactive();
     }

@@ -68,6 +68,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
     private final Function<FullHttpRequest, Answer> router;
     private final Function<HttpRequest, FullHttpResponse> refusalBeforeBody;
     private final InFlightRequests inFlight;
+    private final InFlightRequests arriving;
     private final RequestMetering metering;
     private final int maxValueBytes;
     private final ByteBudget bodyBudget;
@@ -83,6 +84,8 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
      * @param refusalBeforeBody the answer to a request that waits for {@code 100 Continue} and would
      *                     be refused whatever its body holds (a 4xx), or null to ask for the body
      *                     ({@link RequestRouter#refusalBeforeBody})
+     * @param inFlight     the requests that arrived whole and are not answered yet
+     * @param arriving     the requests whose body is still arriving
      * @param metering     counts the client operations answered
      * @param bodyBudget   the bytes of request bodies all connections may hold at once
      * @param answerBudget the bytes of answer bodies all connections may hold unsent at once
@@ -94,12 +97,14 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
      */
     GatewayChannelInitializer(Function<FullHttpRequest, Answer> router,
                               Function<HttpRequest, FullHttpResponse> refusalBeforeBody, InFlightRequests inFlight,
+                              InFlightRequests arriving,
                               RequestMetering metering, int maxValueBytes, ByteBudget bodyBudget,
                               ByteBudget answerBudget, long rangePullBytes, BearerTokens tokens,
                               ChannelGroup openChannels, ConnectionLimit connections, SslContext tls) {
         this.router = router;
         this.refusalBeforeBody = refusalBeforeBody;
         this.inFlight = inFlight;
+        this.arriving = arriving;
         this.metering = metering;
         this.maxValueBytes = maxValueBytes;
         this.bodyBudget = bodyBudget;
@@ -141,7 +146,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
         });
         BodyAdmissionHandler bodies = refused
                 ? BodyAdmissionHandler.refusingEvery(new TooManyConnectionsException(connections.max()))
-                : new BodyAdmissionHandler(bodyBudget, maxValueBytes, tokens);
+                : new BodyAdmissionHandler(bodyBudget, maxValueBytes, tokens, arriving);
         p.addLast("arrivals", bodies.arrivals());
         p.addLast("codec", new GatewayHttpCodec(new HttpDecoderConfig().setMaxInitialLineLength(MAX_INITIAL_LINE)
                 .setMaxHeaderSize(MAX_HEADER_BYTES).setMaxChunkSize(MAX_CHUNK_BYTES)));

@@ -37,6 +37,8 @@ public final class HttpGateway {
     private final RequestRouter router;
     private final RequestMetering metering;
     private final InFlightRequests inFlight = new InFlightRequests();
+    /** Requests whose headers came and whose body is still being read: uploads a graceful stop waits for. */
+    private final InFlightRequests arriving = new InFlightRequests();
     private final int maxValueBytes;
     private final ByteBudget bodyBudget;
     private final ByteBudget answerBudget;
@@ -103,7 +105,7 @@ public final class HttpGateway {
                 .childHandler(new GatewayChannelInitializer(
                         BearerAuthentication.guard(tokens, router::route),
                         head -> BearerAuthentication.admits(tokens, head) ? router.refusalBeforeBody(head) : null,
-                        inFlight, metering, maxValueBytes, bodyBudget,
+                        inFlight, arriving, metering, maxValueBytes, bodyBudget,
                         answerBudget, rangePullBytes, tokens, channels, connections, https));
         try {
             serverChannel = bootstrap.bind(bindAddress, port).sync().channel();
@@ -120,14 +122,21 @@ public final class HttpGateway {
     }
 
     /**
-     * Stops accepting connections, waits up to {@code grace} for requests in progress to be
-     * answered, then closes every connection (the event loops are the node's: {@link EventLoops}).
+     * Stops accepting connections, waits up to {@code grace} in all for the bodies being uploaded
+     * to arrive and for requests in progress to be answered, then closes every connection (the
+     * event loops are the node's: {@link EventLoops}).
      */
     public void stop(Duration grace) throws InterruptedException {
+        long deadline = System.nanoTime() + grace.toNanos();
         if (serverChannel != null) {
             serverChannel.close().await(grace.toMillis() + 1000);
         }
-        inFlight.awaitNone(grace);
+        // A body that arrives whole becomes a request in progress before it stops counting as arriving.
+        if (!arriving.awaitNone(grace)) {
+            log.info("closing {} connection(s) whose request body was still arriving after {} ms", arriving.count(),
+                    grace.toMillis());
+        }
+        inFlight.awaitNone(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
         channels.close().await(1, TimeUnit.SECONDS);
     }
 }

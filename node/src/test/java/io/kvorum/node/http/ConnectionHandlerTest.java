@@ -72,7 +72,7 @@ class ConnectionHandlerTest {
 
         assertThat(routed).as("routed while /a is in progress").containsExactly("GET /a");
         assertThat(connection.responses()).isEmpty();
-        assertThat(connection.inFlight.count()).isEqualTo(1);
+        assertThat(connection.inFlight.count()).as("/a, and the two waiting their turn").isEqualTo(3);
 
         answer("/a", "A");
         assertThat(connection.responses()).extracting(Reply::body).containsExactly("A\n");
@@ -221,7 +221,7 @@ class ConnectionHandlerTest {
     @Test
     void aClientThatGoesAwayNoLongerCountsInFlight() {
         connection.send(get("/a") + get("/b"));
-        assertThat(connection.inFlight.count()).isEqualTo(1);
+        assertThat(connection.inFlight.count()).isEqualTo(2);
 
         connection.disconnect();
         assertThat(connection.inFlight.count()).isZero();
@@ -230,5 +230,39 @@ class ConnectionHandlerTest {
         assertThat(connection.responses()).isEmpty();
         assertThat(connection.inFlight.count()).as("the late answer is not counted twice").isZero();
         assertThat(routed).containsExactly("GET /a");
+    }
+
+    /** A graceful stop waits for uploads: a request counts as arriving from its headers to its body's last byte. */
+    @Test
+    void aBodyStillArrivingCountsUntilItIsWholeThenTheRequestIsInFlight() {
+        connection.send("PUT /a HTTP/1.1\r\n" + HOST + "Content-Length: 10\r\n\r\n" + "01234");
+        assertThat(connection.arriving.count()).as("headers and half the body came").isEqualTo(1);
+        assertThat(connection.inFlight.count()).isZero();
+
+        connection.send("56789");
+        assertThat(connection.arriving.count()).as("the body is whole").isZero();
+        assertThat(connection.inFlight.count()).isEqualTo(1);
+
+        answer("/a", "A");
+        assertThat(connection.response().body()).isEqualTo("A\n");
+        assertThat(connection.inFlight.count()).isZero();
+    }
+
+    @Test
+    void aBodyCutShortByItsClientNoLongerCountsAsArriving() {
+        connection.send("PUT /a HTTP/1.1\r\n" + HOST + "Content-Length: 10\r\n\r\n" + "01234");
+        assertThat(connection.arriving.count()).isEqualTo(1);
+
+        connection.disconnect();
+        assertThat(connection.arriving.count()).isZero();
+        assertThat(connection.inFlight.count()).isZero();
+    }
+
+    @Test
+    void aBodyRefusedBeforeItCameNoLongerCountsAsArriving() {
+        connection.send("PUT /now HTTP/1.1\r\n" + HOST + "Expect: 100-continue\r\nContent-Length: "
+                + (MAX_VALUE_BYTES + 1) + "\r\n\r\n");
+        assertThat(connection.response().status()).isEqualTo(413);
+        assertThat(connection.arriving.count()).isZero();
     }
 }

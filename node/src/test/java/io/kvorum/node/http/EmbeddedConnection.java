@@ -38,6 +38,7 @@ final class EmbeddedConnection implements AutoCloseable {
     static final String HOST = "Host: 127.0.0.1\r\n";
 
     final InFlightRequests inFlight = new InFlightRequests();
+    final InFlightRequests arriving = new InFlightRequests();
     private final EmbeddedChannel server;
     private final SocketBuffer socket = new SocketBuffer();
     private final EmbeddedChannel client = new EmbeddedChannel(new HttpResponseDecoder(),
@@ -83,7 +84,7 @@ final class EmbeddedConnection implements AutoCloseable {
                                Function<HttpRequest, FullHttpResponse> refusalBeforeBody, ByteBudget bodyBudget,
                                ByteBudget answerBudget, BearerTokens tokens, ConnectionLimit connections) {
         server = new EmbeddedChannel(new GatewayChannelInitializer(BearerAuthentication.guard(tokens, router),
-                refusalBeforeBody, inFlight,
+                refusalBeforeBody, inFlight, arriving,
                 RequestMetering.NONE, MAX_VALUE_BYTES, bodyBudget, answerBudget, RANGE_PULL_BYTES, tokens,
                 new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), connections, null));
         server.pipeline().addFirst("socket", socket);

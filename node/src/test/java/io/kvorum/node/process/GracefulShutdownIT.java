@@ -11,6 +11,7 @@ import io.kvorum.testkit.Ports;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -157,6 +158,69 @@ class GracefulShutdownIT {
                 String end = endOf(s);
                 assertThat(end).as("how the connection ended").matches("(closed|reset|HTTP/1\\.1 \\d{3}.*)");
             }
+        }
+    }
+
+    /**
+     * An upload in progress at SIGTERM is read whole and answered within the grace: the node waits
+     * for a body still arriving as it waits for a request in progress, and the value is there after
+     * a restart.
+     */
+    @Test
+    void anUploadInProgressAtSigtermIsReadWholeAndAnswered() throws Exception {
+        Node node = new Node();
+        NodeJvm first = node.start("n1");
+        byte[] value = "u".repeat(100_000).getBytes(StandardCharsets.US_ASCII);
+        try (Socket upload = connect(node.http)) {
+            OutputStream out = upload.getOutputStream();
+            out.write(("PUT /v0/entity?id=uploading HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + value.length
+                    + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(value, 0, value.length / 2);
+            out.flush();
+            // SIGTERM only once the node has read the headers: it holds the body's bytes from then on.
+            long read = System.nanoTime() + ANSWERS.toNanos();
+            while (requestBodyBytesHeld(node.http) < value.length) {
+                assertThat(System.nanoTime()).as("the node reads the upload's headers").isLessThan(read);
+                Thread.sleep(10); // polling the metric, bounded by the deadline above
+            }
+
+            first.terminate();
+            // The rest of the body goes once the gateway has stopped accepting: its drain has begun.
+            long deadline = System.nanoTime() + SIGTERM_EXIT.toNanos();
+            while (accepts(node.http)) {
+                assertThat(System.nanoTime()).as("the node stops accepting connections\n%s", first.describe())
+                        .isLessThan(deadline);
+                Thread.sleep(10); // polling the port, bounded by the deadline above
+            }
+            out.write(value, value.length / 2, value.length - value.length / 2);
+            out.flush();
+            assertThat(readHead(upload.getInputStream())).as("the answer to the upload").startsWith("HTTP/1.1 201");
+        }
+        assertThat(first.awaitExit(SIGTERM_EXIT)).as("exit status after SIGTERM\n%s", first.describe()).isZero();
+
+        node.start("n1-restarted");
+        assertThat(node.client().get("uploading").get(ANSWERS.toSeconds(), TimeUnit.SECONDS))
+                .as("the uploaded value after a restart").hasValueSatisfying(v -> assertThat(v).isEqualTo(value));
+    }
+
+    /** {@code kvorum_http_body_bytes{body="request"}}: the bytes of request bodies the node holds. */
+    private static double requestBodyBytesHeld(int port) throws IOException {
+        String sample = "kvorum_http_body_bytes{body=\"request\"} ";
+        try (Socket s = connect(port)) {
+            s.getOutputStream().write("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                    .getBytes(StandardCharsets.US_ASCII));
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines()
+                    .filter(line -> line.startsWith(sample))
+                    .mapToDouble(line -> Double.parseDouble(line.substring(sample.length()).trim()))
+                    .findFirst().orElseThrow(() -> new AssertionError("no " + sample + "in /metrics"));
+        }
+    }
+
+    private static boolean accepts(int port) {
+        try (Socket probe = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            return true;
+        } catch (IOException e) {
+            return false;
         }
     }
 
