@@ -138,12 +138,17 @@ public final class KvorumNode implements AutoCloseable {
         Lifecycle parts = new Lifecycle();
         try {
             InetSocketAddress address = wire(member, membership, joining, port, clock, transports, parts);
+            removeLeftovers(store); // the store is open: this process holds the data dir
             if (seeding) {
                 seed(store, membership);
             }
             return new KvorumNode(member, parts, address);
         } catch (StartupException | RuntimeException e) {
+            boolean interrupted = Thread.interrupted(); // a stop requested meanwhile: let the parts close
             parts.stop(false);
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
             throw e;
         }
     }
@@ -425,6 +430,14 @@ public final class KvorumNode implements AutoCloseable {
             throw new StartupException(e.getMessage());
         } catch (IOException e) {
             throw dataDirUnusable(config, e);
+        }
+    }
+
+    private static void removeLeftovers(MembershipStore store) {
+        try {
+            store.removeLeftovers();
+        } catch (IOException e) {
+            log.warn("cannot remove copies of the membership left in the data dir by an earlier start: {}", e.toString());
         }
     }
 

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -70,17 +71,26 @@ public final class Main {
             return;
         }
         routeJavaUtilLogging();
+        ShutdownSignals signals = ShutdownSignals.install(Thread.currentThread());
         LevelDbNativeLibrary.installIn(config.dataDir().resolve("native"));
         KvorumNode node;
         try {
             node = KvorumNode.start(config);
-        } catch (KvorumNode.StartupException e) {
+        } catch (KvorumNode.StartupException | RuntimeException e) {
+            if (signals.stopRequested()) { // what failed was the start a signal cut short
+                LoggerFactory.getLogger(Main.class).info("node stopped before it had started");
+                System.exit(EXIT_OK);
+                return;
+            }
+            if (e instanceof RuntimeException unexpected) {
+                throw unexpected;
+            }
             System.err.println(NAME + ": " + e.getMessage());
             System.exit(EXIT_STARTUP_FAILED);
             return;
         }
         try {
-            ShutdownSignals.runUntilTerminated(() -> {
+            signals.runUntilTerminated(() -> {
                 node.close();
                 return EXIT_OK;
             });

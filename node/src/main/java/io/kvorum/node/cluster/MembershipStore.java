@@ -10,6 +10,7 @@ import io.kvorum.client.placement.ClusterView;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -32,6 +33,8 @@ public final class MembershipStore {
     public static final String FILE_NAME = "membership.json";
     /** Stored only while true: the last step of a change (not part of {@code GET /v0/cluster}). */
     private static final String READS_FROM_COMING = "readsFromComing";
+    /** Of the copy {@link #storeIfAbsent} writes aside before linking it into place. */
+    private static final String SEED_SUFFIX = ".seed";
     private static final Logger log = LoggerFactory.getLogger(MembershipStore.class);
     private static final Gson JSON = new GsonBuilder().setPrettyPrinting().create();
 
@@ -106,6 +109,19 @@ public final class MembershipStore {
                 .replaceFirst("^Use JsonReader\\S* to accept malformed JSON", "malformed JSON");
     }
 
+    /**
+     * Deletes the copies {@link #storeIfAbsent} writes aside that a process killed while seeding
+     * left behind (they are never read). Call it only while holding the data dir, as a started
+     * store does: another process may be seeding through its own copy.
+     */
+    public void removeLeftovers() throws IOException {
+        try (DirectoryStream<Path> aside = Files.newDirectoryStream(file.getParent(), FILE_NAME + "*" + SEED_SUFFIX)) {
+            for (Path leftover : aside) {
+                Files.deleteIfExists(leftover);
+            }
+        }
+    }
+
     /** Replaces the stored membership atomically. */
     public void store(Membership m) throws IOException {
         Path tmp = file.resolveSibling(FILE_NAME + ".tmp");
@@ -118,7 +134,7 @@ public final class MembershipStore {
      * never replaced by the seed). Returns whether it stored it.
      */
     public boolean storeIfAbsent(Membership m) throws IOException {
-        Path aside = Files.createTempFile(file.getParent(), FILE_NAME, ".seed");
+        Path aside = Files.createTempFile(file.getParent(), FILE_NAME, SEED_SUFFIX);
         try {
             writeForced(aside, m);
             Files.createLink(file, aside); // atomic, and fails if the file exists

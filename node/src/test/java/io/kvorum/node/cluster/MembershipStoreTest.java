@@ -62,6 +62,24 @@ class MembershipStoreTest {
     }
 
     @Test
+    void copiesAProcessKilledWhileSeedingLeftAsideAreRemovedAndNothingElse() throws Exception {
+        Membership stored = membership("kvorum", "n1=127.0.0.1:8080:9080", 1);
+        MembershipStore store = new MembershipStore(dir);
+        store.store(stored);
+        Files.writeString(dir.resolve(MembershipStore.FILE_NAME + "1714091507378899969.seed"), "{\"half\": ");
+        Files.writeString(dir.resolve(MembershipStore.FILE_NAME + "42.seed"), "");
+        Files.writeString(dir.resolve("records.seed"), "not the membership's");
+
+        store.removeLeftovers();
+
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(p -> p.getFileName().toString()))
+                    .containsExactlyInAnyOrder(MembershipStore.FILE_NAME, "records.seed");
+        }
+        assertThat(store.load()).isEqualTo(stored);
+    }
+
+    @Test
     void theSeedNeverReplacesAMembershipStoredMeanwhile() throws Exception {
         Membership seed = membership("kvorum", "n1=127.0.0.1:8080:9080", 1);
         Membership learned = new Membership(seed.clusterName(), seed.identity(), 2,

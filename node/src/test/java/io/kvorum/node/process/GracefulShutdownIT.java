@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumException;
+import io.kvorum.node.cluster.MembershipStore;
 import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
 import java.io.ByteArrayOutputStream;
@@ -17,6 +18,7 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -201,6 +203,35 @@ class GracefulShutdownIT {
         node.start("n1-restarted");
         assertThat(node.client().get("uploading").get(ANSWERS.toSeconds(), TimeUnit.SECONDS))
                 .as("the uploaded value after a restart").hasValueSatisfying(v -> assertThat(v).isEqualTo(value));
+    }
+
+    /**
+     * A node that is still starting (here: trying to join a cluster that does not answer) stops on
+     * SIGTERM as a started one does, with status 0 and a line that says so, rather than the JVM's
+     * 143; its data dir has no membership from a start that did not end, nor a copy of one.
+     */
+    @Test
+    void sigtermWhileStartingExitsZeroAndLeavesNoMembership() throws Exception {
+        int[] ports = Ports.freePorts(4);
+        Path data = tmp.resolve("joining");
+        NodeJvm joining = nodes.launch("joining").args("--join", "--node-id", "n2",
+                "--cluster", clusterMember("n1", ports[0], ports[1]) + "," + clusterMember("n2", ports[2], ports[3]),
+                "--data-dir", data.toString()).start();
+        long deadline = System.nanoTime() + NodeJvm.READY_TIMEOUT.toNanos();
+        while (!joining.stdout().contains("cannot join yet")) {
+            assertThat(System.nanoTime()).as("the node tries to join\n%s", joining.describe()).isLessThan(deadline);
+            Thread.sleep(20); // polling the log, bounded by the deadline above
+        }
+
+        joining.terminate();
+        assertThat(joining.awaitExit(SIGTERM_EXIT)).as("exit status after SIGTERM while joining\n%s",
+                joining.describe()).isZero();
+        assertThat(joining.stdout()).as("the log says it stopped\n%s", joining.describe())
+                .contains("stopped before it had started");
+        try (var files = Files.list(data)) {
+            assertThat(files.map(f -> f.getFileName().toString()))
+                    .as("what the data dir holds").noneMatch(name -> name.startsWith(MembershipStore.FILE_NAME));
+        }
     }
 
     /** {@code kvorum_http_body_bytes{body="request"}}: the bytes of request bodies the node holds. */
