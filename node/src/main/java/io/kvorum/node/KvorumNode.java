@@ -527,6 +527,12 @@ public final class KvorumNode implements AutoCloseable {
             if (!Files.isWritable(config.dataDir())) {
                 throw new StartupException("data dir " + where + " is not writable");
             }
+            String owner = DataDirOwner.of(config.dataDir());
+            if (owner != null && !owner.equals(config.self().id())) {
+                throw new StartupException("data dir " + where + " belongs to node " + owner + ", not to --node-id "
+                        + config.self().id() + ": start " + owner + " on it, or give " + config.self().id()
+                        + " a data dir of its own");
+            }
             DiskSpace disk = DiskSpace.of(config.dataDir(), config.minFreeDisk());
             String tooFull = disk.tooFullToOpen();
             if (tooFull != null) {
@@ -535,6 +541,12 @@ public final class KvorumNode implements AutoCloseable {
             // The bucket index serves anti-entropy only, which a single node does not run.
             LevelDbStore store = LevelDbStore.open(config.dataDir().resolve("records"), config.fsync(),
                     config.tuning().storageCacheBytes(), config.topology().size() > 1);
+            try {
+                DataDirOwner.claim(config.dataDir(), config.self().id()); // the store's lock is held from here
+            } catch (IOException e) {
+                store.close();
+                throw e;
+            }
             metrics.bindDiskFree(disk::usableBytes);
             return new StorageService(store, config.storageReaders(), config.storageQueue(), disk, metrics,
                     config.requestTimeout(), System::nanoTime);

@@ -285,6 +285,36 @@ class CommandLineIT {
         owner.awaitReady(p[0]);
     }
 
+    /**
+     * A data dir remembers its node: started under another {@code --node-id} it is refused with a
+     * line naming both, before anything in it changes, and its own node starts on it as before.
+     */
+    @Test
+    void dataDirOfAnotherNodeIsRejected() throws Exception {
+        Path dataDir = tmp.resolve("n1-data");
+        int[] p = Ports.freePorts(4);
+        String cluster = clusterMember("n1", p[0], p[1]) + "," + clusterMember("n2", p[2], p[3]);
+        NodeJvm n1 = nodes.launch("n1").workDir(workDir)
+                .args("--cluster", cluster, "--node-id", "n1", "--data-dir", dataDir.toString()).startReady(p[0]);
+        assertStopsOnSigterm(n1);
+        List<String> before;
+        try (var files = Files.list(dataDir)) {
+            before = files.map(f -> f.getFileName().toString()).sorted().toList();
+        }
+
+        NodeJvm n2 = nodes.launch("n2-on-n1-data").workDir(workDir)
+                .args("--cluster", cluster, "--node-id", "n2", "--data-dir", dataDir.toString()).start();
+        assertRejected("data dir of another node", n2, List.of(dataDir.toString(), "n1", "n2"));
+        try (var files = Files.list(dataDir)) {
+            assertThat(files.map(f -> f.getFileName().toString()).sorted().toList())
+                    .as("the data dir's files after the refusal").isEqualTo(before);
+        }
+
+        NodeJvm again = nodes.launch("n1-again").workDir(workDir)
+                .args("--cluster", cluster, "--node-id", "n1", "--data-dir", dataDir.toString()).startReady(p[0]);
+        assertStopsOnSigterm(again);
+    }
+
     @Test
     void environmentVariablesAloneConfigureTheNode() {
         int[] p = Ports.freePorts(2);
