@@ -7,9 +7,11 @@ import io.kvorum.node.http.NodeStatus;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.channels.UnresolvedAddressException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.cert.CertPathBuilderException;
@@ -149,13 +151,16 @@ public final class StatusCommand {
 
     /**
      * Why the node could not be asked, in words: the two mistakes of a secured cluster named with
-     * their remedy, else the first message along the cause chain (the JDK client's
+     * their remedy, a host name that does not resolve, else the first message along the cause chain (the JDK client's
      * ConnectException for a refused connection has none).
      */
     private static String describe(IOException e, URI statusUri) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof SSLHandshakeException || t instanceof CertPathBuilderException) {
                 return "its certificate is not trusted (" + firstLine(t) + "); give the cluster's CA with --ca FILE or KVORUM_CA";
+            }
+            if (t instanceof UnresolvedAddressException || t instanceof UnknownHostException) {
+                return "the host name " + statusUri.getHost() + " does not resolve to an address";
             }
         }
         if (statusUri.getScheme().equals("http") && String.valueOf(e.getMessage()).contains("received no bytes")) {

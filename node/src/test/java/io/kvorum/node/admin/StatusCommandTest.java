@@ -134,6 +134,17 @@ class StatusCommandTest {
     }
 
     @Test
+    void aHostNameThatDoesNotResolveIsSaidSo() {
+        // .invalid never resolves (RFC 2606), here or anywhere.
+        int exit = StatusCommand.run(List.of("http://no-such-node.invalid:8080"), print(out), print(err), NOW);
+
+        assertThat(exit).isEqualTo(StatusCommand.EXIT_NO_STATUS);
+        assertThat(err.toString(UTF_8).lines().toList()).singleElement().asString()
+                .isEqualTo("kvorum status: cannot reach http://no-such-node.invalid:8080/v0/status: the host name "
+                        + "no-such-node.invalid does not resolve to an address");
+    }
+
+    @Test
     void malformedJsonExitsTwoWithOneClearLine() throws IOException {
         int exit = run(serve(200, "{\"node\":\"n1\",\"clusterSize\":"));
 
