@@ -65,9 +65,9 @@ import org.slf4j.LoggerFactory;
  * one read costs no timer, and one that waits because this node stopped reading (an earlier
  * request on the connection is still in progress) is given more time.
  *
- * <p>A request counts in {@code arriving} from its headers until its last content has passed on (or
- * the connection closes): a graceful stop waits for the bodies still being uploaded, as it waits for
- * the requests in progress.
+ * <p>A request whose body a read left incomplete counts in {@code arriving} until its last content
+ * has passed on (or the connection closes): a graceful stop waits for the bodies still being
+ * uploaded, as it waits for the requests in progress.
  *
  * <p>Threading: the channel's event loop only, but for the shared budget and counter.
  */
@@ -161,7 +161,7 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
                 return;
             }
             reserved.add(bytes);
-            bodyBegins();
+            awaitingBody = true;
         }
         if (msg instanceof LastHttpContent) {
             awaitingBody = false;
@@ -175,6 +175,12 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
+        if (awaitingBody && !refusing && !counted) {
+            // Counted only when a read leaves it incomplete: a request that comes whole in one read
+            // (nearly all) costs no update of the shared counter.
+            counted = true;
+            arriving.started();
+        }
         if (incomplete() && requestDeadline == null) {
             armDeadline(ctx);
         }
@@ -263,14 +269,6 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
         refused.setDecoderResult(DecoderResult.failure(why));
         ReferenceCountUtil.release(request);
         ctx.fireChannelRead(refused);
-    }
-
-    private void bodyBegins() {
-        awaitingBody = true;
-        if (!counted) {
-            counted = true;
-            arriving.started();
-        }
     }
 
     /** Every other way a body stops arriving: refused, or its connection closing. */
