@@ -8,11 +8,14 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.MembershipResponder;
 import io.kvorum.proto.ChangeRequest;
 import io.kvorum.proto.GetMembershipRequest;
 import io.kvorum.proto.RequestHeader;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
  * Refuses traffic from a node of another cluster (SPEC §5), in one place for every service: the
@@ -40,6 +43,11 @@ final class ClusterCheck implements ServerInterceptor {
     /** Null in tests that serve one service without a membership. */
     private final MembershipResponder membership;
 
+    /** Guarded by this: the membership as of the last refusal of a non-member (or of the start). */
+    private Membership lastSeen;
+    /** Guarded by this: members that this node saw leave or be removed. */
+    private final Set<String> departed = new HashSet<>();
+
     ClusterCheck(ForeignClusterLog refusals) {
         this(refusals, null);
     }
@@ -47,6 +55,24 @@ final class ClusterCheck implements ServerInterceptor {
     ClusterCheck(ForeignClusterLog refusals, MembershipResponder membership) {
         this.refusals = refusals;
         this.membership = membership;
+        this.lastSeen = membership == null ? null : membership.membership();
+    }
+
+    /**
+     * Whether {@code sender} was a member since this node started: one that left or was removed,
+     * whose calls in flight when it learned so are refused, not a stranger. Runs on refusals only,
+     * so that the accepted traffic pays nothing for it.
+     */
+    private synchronized boolean wasMember(String sender, Membership now) {
+        if (lastSeen != null && lastSeen.epoch() < now.epoch()) {
+            for (ClusterMember m : lastSeen.topology().members()) {
+                if (now.topology().member(m.id()) == null) {
+                    departed.add(m.id());
+                }
+            }
+            lastSeen = now;
+        }
+        return departed.contains(sender);
     }
 
     @Override
@@ -82,7 +108,8 @@ final class ClusterCheck implements ServerInterceptor {
                     Membership known = membership.membership();
                     if (known.topology().member(header.getSender()) == null
                             && !(message instanceof GetMembershipRequest) && !isOwnMovedAskedAgain(message, header)) {
-                        refusals.notAMember(traffic, header.getSender(), known.epoch());
+                        refusals.notAMember(traffic, header.getSender(), known.epoch(),
+                                wasMember(header.getSender(), known));
                         Metadata trailers = new Metadata();
                         trailers.put(EPOCH_TRAILER, Long.toString(known.epoch()));
                         refuse(Status.PERMISSION_DENIED.withDescription(header.getSender()

@@ -48,15 +48,25 @@ final class ForeignClusterLog {
         return false;
     }
 
-    /** Logs (rate-limited) traffic refused because its sender is not a member. */
-    void notAMember(String traffic, String sender, long epoch) {
+    /**
+     * Logs (rate-limited) traffic refused because its sender is not a member: at INFO for a node
+     * this one saw leave or be removed (its calls in flight when it learned so: a normal leave
+     * has some), at WARN for a node that is not known to have been a member since this one started.
+     */
+    void notAMember(String traffic, String sender, long epoch, boolean departed) {
         long now = System.nanoTime();
         String key = traffic + '\0' + sender + "\0member";
         Long last = lastLogged.get(key);
         if (last == null || now - last > INTERVAL_NANOS) {
             lastLogged.put(key, now);
-            log.warn("refusing {} from node '{}': it is not a member of this cluster (epoch {}); a removed node "
-                    + "must not come back with its old data: wipe its data dir and start it with --join", traffic, sender, epoch);
+            if (departed) {
+                log.info("refusing {} from node '{}': it left this cluster or was removed from it (epoch {}); it stops "
+                        + "calling once it learns so", traffic, sender, epoch);
+            } else {
+                log.warn("refusing {} from node '{}': it is not a member of this cluster (epoch {}); a removed node "
+                        + "must not come back with its old data: wipe its data dir and start it with --join", traffic,
+                        sender, epoch);
+            }
         }
     }
 

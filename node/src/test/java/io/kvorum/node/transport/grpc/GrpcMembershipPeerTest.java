@@ -3,11 +3,13 @@ package io.kvorum.node.transport.grpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import ch.qos.logback.classic.Level;
 import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.kvorum.node.LogCapture;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.MembershipChange;
@@ -135,6 +137,38 @@ class GrpcMembershipPeerTest {
     }
 
     /**
+     * The calls a node had in flight when it left are refused as any former member's, but logged
+     * as what they are, at INFO: the advice for a removed node that came back with its old data is
+     * for a node this one never saw as a member, at WARN.
+     */
+    @Test
+    void aNodeSeenLeavingIsLoggedAsLeftAndAStrangerIsWarnedAbout() throws Exception {
+        Membership withN4 = Membership.first("kvorum", Topology.parse("n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,"
+                + "n3=127.0.0.1:8083:9083,n4=127.0.0.1:8084:9084"), 3);
+        FakeCoordinator coordinator = new FakeCoordinator(withN4, null);
+        String name = InProcessServerBuilder.generateName();
+        server = InProcessServerBuilder.forName(name).directExecutor()
+                .addService(new MembershipGrpcService(coordinator))
+                .intercept(new ClusterCheck(new ForeignClusterLog("cluster"), coordinator)).build().start();
+        coordinator.adopted(withN4.withRemoved("n4"));
+        LogCapture logs = new LogCapture().atInfo(ForeignClusterLog.class.getName());
+        logs.attach();
+        try {
+            GrpcMembershipPeer fromN4 = peerOn(name, "n4");
+            failureOf(fromN4.change(new MembershipChange(MembershipChange.Kind.LEAVE, withN4.topology().member("n4"))));
+            channel.shutdownNow();
+            GrpcMembershipPeer fromN9 = peerOn(name, "n9");
+            failureOf(fromN9.change(new MembershipChange(MembershipChange.Kind.LEAVE,
+                    new ClusterMember("n9", "127.0.0.1", 8089, 9089))));
+        } finally {
+            logs.detach();
+        }
+        assertThat(logs.lines(Level.INFO)).as("what was logged of the two refusals").satisfiesExactly(
+                left -> assertThat(left).startsWith("INFO").contains("'n4'").contains("left this cluster or was removed"),
+                stranger -> assertThat(stranger).startsWith("WARN").contains("'n9'").contains("wipe its data dir"));
+    }
+
+    /**
      * A removed node that came back asks for the membership and is answered (that is how it learns
      * it was removed); its other calls are refused with the epoch that no longer has it, which
      * {@link NotAMemberRefusals} reports to its membership as seen from the refusing peer.
@@ -164,7 +198,7 @@ class GrpcMembershipPeerTest {
      * change is complete).
      */
     private static final class FakeCoordinator implements MembershipResponder {
-        private final Membership membership;
+        private volatile Membership membership;
         private final MembershipChangeException refusal;
         final List<MembershipChange> changes = new CopyOnWriteArrayList<>();
         /** Every {@link #sawEpoch} call, as {@code sender@epoch}. */
@@ -173,6 +207,11 @@ class GrpcMembershipPeerTest {
         FakeCoordinator(Membership membership, MembershipChangeException refusal) {
             this.membership = membership;
             this.refusal = refusal;
+        }
+
+        /** The membership it adopts next, as after a change. */
+        void adopted(Membership next) {
+            membership = next;
         }
 
         @Override
