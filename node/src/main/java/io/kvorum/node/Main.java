@@ -166,7 +166,9 @@ public final class Main {
                 .footer("", "With no options, a single-node cluster on 127.0.0.1:8080 with its data in ./data/n1.",
                         "", "kvorum-node status [URL] [--ca FILE]: print the cluster as the node at URL (default "
                                 + StatusCommand.DEFAULT_URL + ") sees it; exits 0 when every member is up, 1 when one is not, "
-                                + "2 when the node cannot be reached.");
+                                + "2 when the node cannot be reached.",
+                        "", "kvorum-node repair-storage DATA_DIR: salvage the store of a stopped node whose log says a "
+                                + "file is corrupt (docs/operations.md, \"A corrupt data file\").");
         for (NodeOption o : NodeOption.values()) {
             String description = o.doc()
                     + (o.defaultValue() != null ? " Default: " + o.defaultValue() + "." : "")
