@@ -107,7 +107,14 @@ final class BenchmarkSession implements AutoCloseable {
             return;
         }
         log.printf("warming up for %d s (not recorded) ...%n", options.warmup.toSeconds());
-        runner.run(spec.withDuration(options.warmup), runDir.resolve("warmup.txt"));
+        WrkOutput warm = runner.run(spec.withDuration(options.warmup), runDir.resolve("warmup.txt"));
+        if (warm.errors() > 0) {
+            // Not a failure of the run: overload at saturation answers 503 by design. But a warm-up
+            // that failed may have left the nodes cold, so the measured run is read with that in mind.
+            log.printf("warm-up: %,d of %,d requests failed (non-2xx %,d, socket errors %,d; statuses %s): the "
+                            + "measured run may not start warm (warmup.txt)%n", warm.errors(), warm.requests(),
+                    warm.non2xx(), warm.socketErrors().total(), warm.statusCounts());
+        }
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.kvorum.perf;
 
+import com.google.gson.JsonParseException;
 import io.kvorum.perf.report.FrameDiff;
 import io.kvorum.perf.report.LatencyPlot;
 import io.kvorum.perf.report.Markdown;
@@ -58,7 +59,11 @@ final class CompareCommand implements Callable<Integer> {
                 System.err.println("kvorum perf compare: " + run + " has no result.json (is it a run folder?)");
                 return 2;
             }
-            results.add(RunResult.read(json));
+            try {
+                results.add(RunResult.read(json));
+            } catch (JsonParseException e) {
+                throw new UsageException(json + " is not a run's result (" + e.getMessage() + ")");
+            }
         }
         Path dir = RunFolder.create(out != null ? out : Path.of("perf", "runs",
                 "compare-" + java.time.LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))), "compare");

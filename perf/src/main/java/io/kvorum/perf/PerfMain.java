@@ -1,6 +1,7 @@
 package io.kvorum.perf;
 
 import io.kvorum.perf.ycsb.YcsbCommand;
+import java.io.IOException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -28,12 +29,21 @@ public final class PerfMain implements Runnable {
         System.exit(commandLine().execute(args));
     }
 
-    /** The command line as {@code ./kvorum perf} runs it: a {@link UsageException} is one line and exit status 2. */
+    /**
+     * The command line as {@code ./kvorum perf} runs it: a {@link UsageException} is one line and
+     * exit status 2; an {@link IOException} (a preload the nodes refused, a tool that failed, a
+     * file that could not be written: what the environment did, each with a message that says
+     * what) is one line and exit status 1. Anything else is a bug, with its stack trace.
+     */
     static CommandLine commandLine() {
         return new CommandLine(new PerfMain()).setExecutionExceptionHandler((e, cli, parsed) -> {
             if (e instanceof UsageException) {
                 cli.getErr().println(cli.getCommandSpec().qualifiedName() + ": " + e.getMessage());
                 return 2;
+            }
+            if (e instanceof IOException && e.getMessage() != null) {
+                cli.getErr().println(cli.getCommandSpec().qualifiedName() + ": " + e.getMessage());
+                return 1;
             }
             throw e;
         });

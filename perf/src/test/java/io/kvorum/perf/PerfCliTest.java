@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -26,13 +27,18 @@ class PerfCliTest {
     private record Outcome(int exitCode, String out, String err) { }
 
     private static Outcome execute(String... args) {
+        return execute(PerfMain::commandLine, args);
+    }
+
+    /** Makes the command line once System.err is redirected: picocli's default writers wrap the stream of then. */
+    private static Outcome execute(Supplier<CommandLine> commandLine, String... args) {
         StringWriter out = new StringWriter();
         StringWriter parseErrors = new StringWriter();
         ByteArrayOutputStream stderr = new ByteArrayOutputStream();
         PrintStream original = System.err;
         System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
         try {
-            CommandLine cli = PerfMain.commandLine();
+            CommandLine cli = commandLine.get();
             cli.setErr(new PrintWriter(parseErrors, true));
             cli.setOut(new PrintWriter(out, true));
             int code = cli.execute(args);
@@ -115,5 +121,37 @@ class PerfCliTest {
         assertThat(LoadTool.wrk2Missing(Map.of("WRK2", tmp.resolve("nope").toString())))
                 .startsWith("WRK2=" + tmp.resolve("nope") + " is not wrk2 (no executable file there)");
         assertThat(LoadTool.wrk2Missing(Map.of())).isEqualTo(LoadTool.WRK2_MISSING);
+    }
+
+    @Test
+    void aRunFolderWhoseResultIsNotJsonIsOneLine() throws Exception {
+        Path run = Files.createDirectories(tmp.resolve("broken"));
+        Files.writeString(run.resolve("result.json"), "{bad");
+        Path other = Files.createDirectories(tmp.resolve("other"));
+        Files.writeString(other.resolve("result.json"), "{bad");
+
+        Outcome broken = execute("compare", run.toString(), other.toString());
+
+        assertThat(broken.exitCode()).isEqualTo(2);
+        assertThat(broken.err().lines()).singleElement().asString()
+                .startsWith("kvorum perf compare: " + run.resolve("result.json") + " is not a run's result");
+    }
+
+    /** What the environment did (a preload the nodes refused, say) is one line and status 1, not a stack trace. */
+    @Test
+    void anIoFailureIsOneLineAndStatusOne() {
+        Outcome failed = execute(() -> PerfMain.commandLine().addSubcommand("failing", new FailingCommand()), "failing");
+
+        assertThat(failed.exitCode()).isEqualTo(1);
+        assertThat(failed.err().lines()).singleElement().asString()
+                .isEqualTo("kvorum perf failing: preload failed: 876 of 1,000 keys not written");
+    }
+
+    @CommandLine.Command(name = "failing")
+    static final class FailingCommand implements java.util.concurrent.Callable<Integer> {
+        @Override
+        public Integer call() throws java.io.IOException {
+            throw new java.io.IOException("preload failed: 876 of 1,000 keys not written");
+        }
     }
 }
