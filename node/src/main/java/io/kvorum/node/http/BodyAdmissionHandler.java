@@ -80,8 +80,8 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
     private final ByteBudget budget;
     private final int maxValueBytes;
     private final BearerTokens tokens;
-    /** Non-null on a refused connection: why every request on it is refused. */
     private final InFlightRequests arriving;
+    /** Non-null on a refused connection: why every request on it is refused. */
     private final RuntimeException refusal;
     /** What each request not yet answered reserved, oldest first. */
     private final ArrayDeque<Long> reserved = new ArrayDeque<>();
