@@ -69,6 +69,8 @@ final class Call<R, T> {
 
     /** Longer timeouts than this (a century) are this: "no timeout" without overflowing a deadline. */
     static final long MAX_TIMEOUT_NANOS = Long.MAX_VALUE / 4;
+    /** The message of the {@link KvorumConnectionException} of a call that {@link KvorumClient#close()} ended. */
+    static final String CLIENT_CLOSED = "the client was closed";
 
     /** {@code timeout} in nanoseconds, at most {@link #MAX_TIMEOUT_NANOS}. */
     static long nanos(Duration timeout) {
@@ -116,6 +118,10 @@ final class Call<R, T> {
         if (result.isDone()) {
             return;
         }
+        if (client.isClosed()) { // a retry that comes after close(): the call fails as close() says
+            result.completeExceptionally(wrap(new KvorumConnectionException(CLIENT_CLOSED)));
+            return;
+        }
         attempts++;
         Endpoint endpoint;
         CompletableFuture<R> f;
@@ -123,7 +129,8 @@ final class Call<R, T> {
             endpoint = choose();
             f = attempt.start(endpoint);
         } catch (RuntimeException e) {
-            result.completeExceptionally(wrap(e));
+            // An endpoint closed under this attempt by a close() that began after the check above.
+            result.completeExceptionally(wrap(client.isClosed() ? new KvorumConnectionException(CLIENT_CLOSED) : e));
             return;
         }
         current = f;

@@ -342,6 +342,10 @@ public final class KvorumClient implements AutoCloseable {
         }
     }
 
+    boolean isClosed() {
+        return closed.get();
+    }
+
     ClientSettings settings() {
         return settings;
     }
@@ -529,7 +533,7 @@ public final class KvorumClient implements AutoCloseable {
             retiring.clear();
         }
         open.forEach(Endpoint::close);
-        KvorumConnectionException gone = new KvorumConnectionException("the client was closed");
+        KvorumConnectionException gone = new KvorumConnectionException(Call.CLIENT_CLOSED);
         live.forEach(c -> c.fail(gone));
         long timeout = settings.closeTimeout().toMillis();
         io.netty.util.concurrent.Future<?> terminated = group.shutdownGracefully(0, timeout, TimeUnit.MILLISECONDS);
@@ -785,7 +789,7 @@ public final class KvorumClient implements AutoCloseable {
                 return new KvorumClient(settings(endpoints, selector), null);
             }
             ClusterView view;
-            try (KvorumClient seeds = new KvorumClient(settings(endpoints, EndpointSelector.roundRobin()), null)) {
+            try (KvorumClient seeds = new KvorumClient(seedSettings(), null)) {
                 view = BlockingKvorumClient.await(seeds, seeds.cluster());
             } catch (IOException e) {
                 throw new UncheckedIOException("no seed of " + endpoints + " described the cluster", e);
@@ -796,8 +800,22 @@ public final class KvorumClient implements AutoCloseable {
         }
 
         private ClientSettings settings(List<URI> endpoints, EndpointSelector selector) {
+            return settings(endpoints, selector, retryPolicy);
+        }
+
+        /**
+         * The seeds' client: every seed gets its turn whatever the retry policy of the calls
+         * ({@link RetryPolicy#NONE} included), each tried once before any is tried again.
+         */
+        private ClientSettings seedSettings() {
+            RetryPolicy eachSeed = new RetryPolicy(Math.max(endpoints.size(), retryPolicy.maxAttempts()),
+                    retryPolicy.baseBackoff(), retryPolicy.maxBackoff());
+            return settings(endpoints, EndpointSelector.roundRobin(), eachSeed);
+        }
+
+        private ClientSettings settings(List<URI> endpoints, EndpointSelector selector, RetryPolicy retries) {
             return new ClientSettings(endpoints, connectTimeout, requestTimeout, connectionsPerEndpoint,
-                    maxPendingPerConnection, ioThreads, callbackExecutor, retryPolicy, selector, bearerToken,
+                    maxPendingPerConnection, ioThreads, callbackExecutor, retries, selector, bearerToken,
                     probeInterval, maxResponseBytes, closeTimeout, membershipRefreshInterval, tlsFor(endpoints));
         }
 

@@ -32,6 +32,7 @@ import java.util.Spliterator;
 import java.util.Spliterators;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
@@ -130,7 +131,13 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
         }
         if (o instanceof Entry e) {
             if (buffered.addAndGet(-(e.key.length + e.value.length)) < LOW_WATER_BYTES && !reading) {
-                channel.eventLoop().execute(this::demand);
+                try {
+                    channel.eventLoop().execute(this::demand);
+                } catch (RejectedExecutionException clientClosed) {
+                    // The client's event loops are gone: nothing more will be read. What is queued
+                    // before this is still returned; a failure the connection queued comes first.
+                    queue.add(new TruncatedRangeException());
+                }
             }
             return e;
         }

@@ -15,7 +15,9 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -24,6 +26,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -430,6 +433,29 @@ class KvorumDriverTest {
         assertThatThrownBy(() -> kv.get("k")).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> kv.range("a", null)).isInstanceOf(IllegalStateException.class);
         kv.close(); // idempotent
+    }
+
+    /**
+     * close(): "Calls still in progress fail with KvorumConnectionException", the calls whose retry
+     * comes after close() began too (the connections close() shuts fail their requests, which
+     * schedules retries while close() is still failing the calls one by one).
+     */
+    @Test
+    void everyCallInProgressAtCloseFailsAsAConnectionFailure() throws Exception {
+        FakeNode node = node((r, n) -> FakeNode.SILENCE);
+        KvorumClient kv = KvorumClient.builder().endpoints(node.uri()).requestTimeout(Duration.ofSeconds(30))
+                .retryPolicy(new RetryPolicy(5, Duration.ZERO, Duration.ZERO)).build();
+        List<CompletableFuture<?>> calls = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            calls.add(i % 2 == 0 ? kv.get("k" + i) : kv.put("k" + i, new byte[] {1}));
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> node.seen.size() >= 100); // requests on the wire
+
+        kv.close();
+
+        Map<String, Long> outcomes = calls.stream().collect(Collectors.groupingBy(
+                f -> failure(f).getClass().getSimpleName(), TreeMap::new, Collectors.counting()));
+        assertThat(outcomes).as("how the calls in progress ended").containsOnlyKeys("KvorumConnectionException");
     }
 
     private static long clientThreads() {

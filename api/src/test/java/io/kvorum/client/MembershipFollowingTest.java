@@ -7,6 +7,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.kvorum.client.placement.ClusterView;
 import io.kvorum.client.placement.ReplicaRouter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -49,6 +52,30 @@ class MembershipFollowingTest {
     private KvorumClient routingClient(FakeNode seed) {
         return closing(KvorumClient.builder().endpoints(seed.uri()).routeToReplicas().membershipRefreshInterval(REFRESH)
                 .requestTimeout(Duration.ofMillis(500)).build());
+    }
+
+    /**
+     * Builder.build(): the seeds are asked "each in turn until one answers, within the request
+     * timeout", whatever the retry policy of the calls: three dead seeds before a live one, and no
+     * retries at all.
+     */
+    @Test
+    void everySeedGetsItsTurnWhateverTheRetryPolicy() throws Exception {
+        FakeNode live = node();
+        membership.set(view(1, states(live, "normal")));
+        List<URI> seeds = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                seeds.add(URI.create("http://127.0.0.1:" + s.getLocalPort())); // nothing listens there once closed
+            }
+        }
+        seeds.add(live.uri());
+
+        for (RetryPolicy policy : List.of(RetryPolicy.NONE, RetryPolicy.DEFAULT)) {
+            KvorumClient kv = closing(KvorumClient.builder().endpoints(seeds.toArray(URI[]::new)).routeToReplicas()
+                    .retryPolicy(policy).requestTimeout(Duration.ofSeconds(5)).build());
+            assertThat(kv.endpoints()).as("the members the live seed named, with " + policy).containsExactly(live.uri());
+        }
     }
 
     /** The body of {@code GET /v0/cluster}: each node (at 127.0.0.1) with its state, replication factor 1. */

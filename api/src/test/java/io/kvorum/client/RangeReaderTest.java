@@ -2,6 +2,7 @@ package io.kvorum.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.kvorum.client.RangeReader.Entry;
 import io.kvorum.client.RangeReader.TruncatedRangeException;
@@ -65,6 +66,37 @@ class RangeReaderTest {
             assertThat(reader.next()).isEqualTo(entry("a", "1"));
             reader.close();
             assertThatThrownBy(reader::next).isInstanceOf(IllegalStateException.class).hasMessage("the range reader is closed");
+        }
+    }
+
+    /**
+     * KvorumClient.close(): "Open RangeReaders end with TruncatedRangeException", after what they
+     * hold: more than the reader buffers before it stops reading, so that taking entries asks the
+     * (gone) event loop for more.
+     */
+    @Test
+    void aReaderWhoseClientWasClosedReturnsWhatItHoldsThenIsTruncated() throws Exception {
+        String value = "v".repeat(8 * 1024);
+        StringBuilder answer = new StringBuilder(CHUNKED_200);
+        int entries = (int) (4 * RangeReader.LOW_WATER_BYTES / value.length());
+        for (int i = 0; i < entries; i++) {
+            answer.append(chunk(String.format("k%04d", i), value));
+        }
+        try (OneShotServer server = OneShotServer.answering(answer.toString());
+             RangeReader reader = range(server, "k", null)) {
+            assertThat(reader.next()).isEqualTo(entry("k0000", value));
+            clients.get(0).close(); // its event loops are gone when it returns
+
+            List<Entry> rest = new ArrayList<>();
+            Throwable end = catchThrowable(() -> {
+                for (Entry e = reader.next(); e != null; e = reader.next()) {
+                    rest.add(e);
+                }
+            });
+            assertThat(end).as("how the range ended").isInstanceOf(TruncatedRangeException.class);
+            for (int i = 0; i < rest.size(); i++) {
+                assertThat(rest.get(i)).as("entry %d after the first", i).isEqualTo(entry(String.format("k%04d", i + 1), value));
+            }
         }
     }
 
