@@ -27,7 +27,10 @@ public class KvorumException extends RuntimeException {
 
     /** The exception for a refusal; {@code retryAfter} (nullable) is the answer's {@code Retry-After}. */
     static KvorumException of(int status, byte[] body, Duration retryAfter) {
-        String message = KvorumClient.preview(body);
+        // A node's refusal (4xx, 5xx) is a description; any other body may be a value (a proxy or
+        // another server answering in the node's place), which a message must not carry into logs.
+        String message = status >= 400 ? KvorumClient.preview(body)
+                : "unexpected answer (" + (body == null ? 0 : body.length) + " bytes, not shown)";
         return switch (status) {
             case 400, 405, 413 -> new BadRequestException(status, message);
             case 401 -> new UnauthorizedException(message);

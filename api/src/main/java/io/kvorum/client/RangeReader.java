@@ -324,7 +324,8 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
             }
             if (bytes.isReadable()) {
                 if (bytes.readableBytes() > maxEntryBytes) {
-                    stop(ctx, new IOException("a range entry is larger than " + maxEntryBytes + " bytes"));
+                    stop(ctx, new ResponseTooLargeException("a range entry from " + endpoint.uri() + " is larger than "
+                            + maxEntryBytes + " bytes (maxResponseBytes, plus a key of up to 1024 bytes)", null));
                     return;
                 }
                 int newline = bytes.indexOf(bytes.readerIndex(), bytes.writerIndex(), (byte) '\n');

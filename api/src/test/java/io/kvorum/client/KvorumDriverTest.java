@@ -512,7 +512,8 @@ class KvorumDriverTest {
         try (OneShotServer server = OneShotServer.answering(answer);
              KvorumClient kv = KvorumClient.builder().endpoints(server.base()).maxResponseBytes(10).build();
              RangeReader reader = kv.range("a", null)) {
-            assertThatThrownBy(reader::next).isInstanceOf(IOException.class).hasMessageContaining("larger than");
+            assertThatThrownBy(reader::next).isInstanceOf(ResponseTooLargeException.class).hasMessageContaining("larger than")
+                    .hasMessageContaining("maxResponseBytes");
         }
     }
 }

@@ -32,4 +32,12 @@ class KvorumExceptionTest {
         assertThat(KvorumException.of(400, "x".repeat(200).getBytes(UTF_8))).hasMessage("HTTP 400: " + "x".repeat(200));
         assertThat(KvorumException.of(504, new byte[0])).hasMessage("HTTP 504: ");
     }
+
+    /** A 2xx or 3xx where a refusal or another status was expected comes from something else than a node: its body may be a value. */
+    @Test
+    void anUnexpectedAnswerThatIsNotARefusalIsNotQuoted() {
+        KvorumException e = KvorumException.of(200, "SECRET-VALUE".getBytes(UTF_8));
+        assertThat(e).hasMessage("HTTP 200: unexpected answer (12 bytes, not shown)");
+        assertThat(KvorumException.of(302, new byte[0])).hasMessage("HTTP 302: unexpected answer (0 bytes, not shown)");
+    }
 }
