@@ -61,7 +61,13 @@ public final class RepairStorage implements AutoCloseable {
          */
         public static final long INDEX_ENTRIES_PER_SECOND = 250_000;
 
-        public static final Pacing DEFAULT = new Pacing(20_000, 32 << 20, INDEX_ENTRIES_PER_SECOND);
+        /**
+         * 2,000 records a second for each peer: measured on 2 cores, a replica repaired at 20,000
+         * (or 5,000) while clients sent 10,000 requests a second took so much of the machine that
+         * client latency reached seconds at the median (perf/README.md, "Repairing a wiped
+         * replica under load").
+         */
+        public static final Pacing DEFAULT = new Pacing(2_000, 32 << 20, INDEX_ENTRIES_PER_SECOND);
     }
 
     private final StorageService storage;

@@ -31,8 +31,9 @@ public enum NodeOption {
                     + "member). Ignored once the node has a stored membership."),
     ANTI_ENTROPY_INTERVAL("anti-entropy-interval", "MS", "60000",
             "How often replicas compare Merkle trees, in milliseconds; 0 turns it off."),
-    ANTI_ENTROPY_RATE("anti-entropy-rate", "N", "20000",
-            "Most records a second anti-entropy reads to send to a peer; paces repair so that clients keep the disk."),
+    ANTI_ENTROPY_RATE("anti-entropy-rate", "N", "2000",
+            "Most records a second anti-entropy reads to send to a peer; paces repair so that clients keep the "
+                    + "machine (raise it to repair faster while clients are few)."),
     ANTI_ENTROPY_BANDWIDTH("anti-entropy-bandwidth", "N", "33554432",
             "Most bytes a second of records anti-entropy reads to send to a peer (32 MiB)."),
     REQUEST_TIMEOUT("request-timeout", "MS", "1000",
