@@ -8,7 +8,7 @@
 #   3. wait until n3 has received no anti-entropy record for 15 s (the repair is done).
 #   4. n3 restarts (SIGTERM, start: its JVM is as cold as in 2), and the same load runs: "repaired".
 # Usage: WRK2=/path/to/wrk2 [JAR=...] [N=1000000] [RATE=10000] [DUR=40] [ROUNDS=3] [OUT=dir] [LABEL=...]
-#        [NODE_OPTS="--anti-entropy-rate 5000"] [ONLY_REPAIRING=1] run.sh
+#        [NODE_OPTS="--anti-entropy-rate 5000"] [ONLY_REPAIRING=1] [DELAY=20] run.sh
 set -u
 cd "$(dirname "$0")/../../.."
 JAR=${JAR:-node/target/kvorum-node.jar}; N=${N:-1000000}; RATE=${RATE:-10000}; DUR=${DUR:-40}
@@ -51,6 +51,7 @@ for r in $(seq "$ROUNDS"); do
   kill $wrk 2>/dev/null; wait $wrk 2>/dev/null
   grep ' done' "$D/preload.txt" | tee -a "$OUT/rounds.txt"
   start n3
+  sleep "${DELAY:-0}" # DELAY=S: the window starts S seconds after n3 is ready (the repair has begun)
   window repairing
   if [[ -n ${ONLY_REPAIRING:-} ]]; then # the repairing window alone (a slow repair takes minutes to end)
     for n in n1 n2 n3; do stop $n; done
