@@ -1,12 +1,11 @@
 package io.kvorum.node;
 
+import io.kvorum.node.util.DurableFiles;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 
 /**
  * The node a data dir belongs to, in its file {@value #FILE_NAME}: written on the node's first
@@ -42,10 +41,7 @@ final class DataDirOwner {
             return;
         }
         Path aside = dataDir.resolve(FILE_NAME + ".tmp");
-        Files.writeString(aside, nodeId + "\n", StandardCharsets.UTF_8);
-        try (FileChannel channel = FileChannel.open(aside, StandardOpenOption.WRITE)) {
-            channel.force(true);
-        }
+        DurableFiles.writeForced(aside, nodeId + "\n");
         Files.move(aside, dataDir.resolve(FILE_NAME), StandardCopyOption.ATOMIC_MOVE);
     }
 }

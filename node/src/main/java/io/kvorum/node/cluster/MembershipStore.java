@@ -7,8 +7,8 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
 import io.kvorum.client.placement.ClusterView;
+import io.kvorum.node.util.DurableFiles;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
@@ -16,7 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -148,10 +147,7 @@ public final class MembershipStore {
 
     /** Writes {@code m} to {@code path} and forces it to the disk, before it is renamed or linked into place. */
     private static void writeForced(Path path, Membership m) throws IOException {
-        Files.writeString(path, text(m), StandardCharsets.UTF_8);
-        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.WRITE)) {
-            channel.force(true);
-        }
+        DurableFiles.writeForced(path, text(m));
     }
 
     private static String text(Membership m) {
