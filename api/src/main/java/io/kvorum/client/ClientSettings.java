@@ -5,14 +5,15 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 
 /**
- * What a {@link KvorumClient.Builder} collected, validated; {@code callbackExecutor} and {@code bearerToken} may be
- * null, and so may {@code tls} when no endpoint is {@code https}.
+ * What a {@link KvorumClient.Builder} collected, validated; {@code callbackExecutor} and {@code bearerToken} (the
+ * source of the token each request carries) may be null, and so may {@code tls} when no endpoint is {@code https}.
  */
 record ClientSettings(List<URI> endpoints, Duration connectTimeout, Duration requestTimeout, int connectionsPerEndpoint,
                       int maxPendingPerConnection, int ioThreads, Executor callbackExecutor, RetryPolicy retryPolicy,
-                      EndpointSelector selector, String bearerToken, Duration probeInterval, int maxResponseBytes,
+                      EndpointSelector selector, Supplier<String> bearerToken, Duration probeInterval, int maxResponseBytes,
                       Duration closeTimeout, Duration membershipRefreshInterval, SslContext tls) {
 
     @Override

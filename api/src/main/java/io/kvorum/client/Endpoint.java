@@ -31,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
@@ -60,7 +61,10 @@ final class Endpoint {
     private final ClientSettings settings;
     private final EventLoopGroup group;
     private final Bootstrap bootstrap;
-    private final HttpHeaders common;
+    /** Host alone: what {@code GET /v0/status} carries, which needs no token (SPEC §7). */
+    private final HttpHeaders anonymous;
+    /** The headers of the token last sent, kept while the token source gives the same one. */
+    private volatile Authorized authorized;
     private final List<Connection> connections = new ArrayList<>(); // guarded by this
     private volatile boolean healthy = true;
     private volatile boolean closed;
@@ -71,11 +75,8 @@ final class Endpoint {
         this.peer = uri.getHost() + ":" + port(uri);
         this.settings = settings;
         this.group = group;
-        this.common = new DefaultHttpHeaders();
-        common.set(HttpHeaderNames.HOST, peer);
-        if (settings.bearerToken() != null) {
-            common.set(HttpHeaderNames.AUTHORIZATION, "Bearer " + settings.bearerToken());
-        }
+        this.anonymous = new DefaultHttpHeaders();
+        anonymous.set(HttpHeaderNames.HOST, peer);
         this.bootstrap = new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .remoteAddress(InetSocketAddress.createUnresolved(uri.getHost(), port(uri)))
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE,
@@ -89,7 +90,7 @@ final class Endpoint {
                         ch.pipeline()
                                 .addLast("codec", new HttpClientCodec(new HttpDecoderConfig(), false, false))
                                 .addLast("aggregator", new HttpObjectAggregator(settings.maxResponseBytes()))
-                                .addLast("exchanges", new ExchangeHandler(common, peer, settings.maxResponseBytes()));
+                                .addLast("exchanges", new ExchangeHandler(peer, settings.maxResponseBytes()));
                     }
                 });
     }
@@ -166,15 +167,44 @@ final class Endpoint {
         return healthy && !suspectProbing.get();
     }
 
-    /** Headers every request to this node carries (Host, and Authorization when a token is set). */
-    HttpHeaders commonHeaders() {
-        return common;
+    /**
+     * The headers a request to this node carries: Host, and Authorization with the token the
+     * client's source gives now when it has one (asked once per request, never for a status
+     * request). Shared: copy them, never change them.
+     *
+     * @throws IllegalStateException when the source gives no valid token (its message does not quote it)
+     */
+    HttpHeaders headers(boolean status) {
+        Supplier<String> tokens = settings.bearerToken();
+        if (tokens == null || status) {
+            return anonymous;
+        }
+        String token = tokens.get();
+        Authorized last = authorized;
+        if (last != null && last.token.equals(token)) {
+            return last.headers;
+        }
+        if (!BearerTokens.isValid(token)) {
+            throw new IllegalStateException("the bearer token source gave " + (token == null ? "null" : "a string that is"
+                    + " not a token (printable ASCII without spaces)") + "; the request was not sent");
+        }
+        HttpHeaders headers = new DefaultHttpHeaders().set(anonymous).set(HttpHeaderNames.AUTHORIZATION, "Bearer " + token);
+        authorized = new Authorized(token, headers);
+        return headers;
+    }
+
+    private record Authorized(String token, HttpHeaders headers) {
+        @Override
+        public String toString() { // never the token
+            return "Authorized[<token>]";
+        }
     }
 
     /** Queues {@code x} on a pooled connection; returns its result. */
     CompletableFuture<Response> send(Exchange x) {
         Connection c;
         try {
+            x.headers(headers(x.isStatus()));
             c = acquire();
         } catch (RuntimeException e) {
             x.result.completeExceptionally(e);

@@ -25,6 +25,8 @@ final class Exchange {
     private final byte[] body;
     final CompletableFuture<Response> result = new CompletableFuture<>();
     private volatile Channel channel;
+    /** Set before the exchange is handed to its connection, which publishes it to the event loop. */
+    private HttpHeaders headers;
 
     Exchange(HttpMethod method, String target, byte[] body) {
         this.method = method;
@@ -37,15 +39,25 @@ final class Exchange {
         });
     }
 
+    /** Whether this is {@code GET /v0/status}, the one request that needs no token (SPEC §7). */
+    boolean isStatus() {
+        return method == HttpMethod.GET && target.equals("/v0/status");
+    }
+
+    /** The headers every request to its node carries ({@link Endpoint#headers}); set once, before it is sent. */
+    void headers(HttpHeaders headers) {
+        this.headers = headers;
+    }
+
     /** Called on the event loop as the request is written to {@code ch}. */
-    FullHttpRequest toRequest(Channel ch, HttpHeaders common) {
+    FullHttpRequest toRequest(Channel ch) {
         channel = ch;
         if (result.isCompletedExceptionally()) { // failed since the handler looked: the listener saw no channel
             closeConnection();
         }
         FullHttpRequest request = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, method, target,
                 body == null ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(body));
-        request.headers().set(common);
+        request.headers().set(headers);
         if (body != null) {
             request.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
         }

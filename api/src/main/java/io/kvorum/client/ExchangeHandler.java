@@ -5,7 +5,6 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.TooLongHttpContentException;
 import io.netty.util.ReferenceCountUtil;
@@ -20,14 +19,12 @@ import java.util.ArrayDeque;
 final class ExchangeHandler extends ChannelDuplexHandler {
 
     private final ArrayDeque<Exchange> inFlight = new ArrayDeque<>();
-    private final HttpHeaders common;
     private final String peer;
     private final int maxResponseBytes;
     private Throwable error;
     private boolean answered;
 
-    ExchangeHandler(HttpHeaders common, String peer, int maxResponseBytes) {
-        this.common = common;
+    ExchangeHandler(String peer, int maxResponseBytes) {
         this.peer = peer;
         this.maxResponseBytes = maxResponseBytes;
     }
@@ -43,7 +40,7 @@ final class ExchangeHandler extends ChannelDuplexHandler {
             return;
         }
         inFlight.add(x);
-        ctx.write(x.toRequest(ctx.channel(), common), promise);
+        ctx.write(x.toRequest(ctx.channel()), promise);
         promise.addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
     }
 

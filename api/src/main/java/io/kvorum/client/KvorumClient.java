@@ -33,6 +33,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLException;
 
 /**
@@ -615,7 +616,7 @@ public final class KvorumClient implements AutoCloseable {
         private Executor callbackExecutor;
         private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
         private EndpointSelector selector = EndpointSelector.roundRobin();
-        private String bearerToken;
+        private Supplier<String> bearerToken;
         private Duration probeInterval = Duration.ofSeconds(1);
         private int maxResponseBytes = 16 * 1024 * 1024;
         private Duration closeTimeout = Duration.ofSeconds(2);
@@ -699,12 +700,46 @@ public final class KvorumClient implements AutoCloseable {
             return this;
         }
 
-        /** Sent as {@code Authorization: Bearer <token>} with every request; never logged. */
+        /**
+         * Sent as {@code Authorization: Bearer <token>} with every request but {@code GET
+         * /v0/status} (which needs none, SPEC §7); never logged. For a token that changes while the
+         * client runs, see {@link #bearerTokenFile} and {@link #bearerToken(Supplier)}.
+         */
         public Builder bearerToken(String token) {
-            if (token == null || token.isBlank() || token.chars().anyMatch(c -> c < 0x21 || c > 0x7e)) {
+            if (!BearerTokens.isValid(token)) {
                 throw new IllegalArgumentException("a bearer token is printable ASCII without spaces");
             }
-            this.bearerToken = token;
+            this.bearerToken = () -> token;
+            return this;
+        }
+
+        /**
+         * Sends the token that {@code tokens} gives as each request is sent, so that a rotated or
+         * short-lived token needs no new client. It is called for every request, on the caller's
+         * thread or on one of the client's event loops: it must be quick and never block (return a
+         * token kept in memory, refreshed elsewhere). A call for which it throws, or gives null or
+         * anything but printable ASCII without spaces, fails without being sent (with its
+         * exception, or an {@link IllegalStateException} that does not quote what it gave).
+         */
+        public Builder bearerToken(Supplier<String> tokens) {
+            this.bearerToken = Objects.requireNonNull(tokens, "tokens");
+            return this;
+        }
+
+        /**
+         * Sends the token held in {@code file}: its one non-blank line, printable ASCII without
+         * spaces. The file is read again at most once a second, as requests are sent, so a token
+         * rotated by replacing the file is sent from about a second later, with no new client. While
+         * the file is missing, unreadable or holds no single valid token, the token read before is
+         * sent, as a node keeps its tokens while its token file is rewritten. Replace the file
+         * atomically (write another file, then rename it over this one) so that a half-written
+         * token is never read.
+         *
+         * @throws IllegalArgumentException when the file cannot be read now or does not hold exactly
+         *                                  one valid token (the message names the file, never its content)
+         */
+        public Builder bearerTokenFile(Path file) {
+            this.bearerToken = BearerTokens.fromFile(Objects.requireNonNull(file, "file"));
             return this;
         }
 

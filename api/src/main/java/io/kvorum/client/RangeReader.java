@@ -13,6 +13,7 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpResponse;
@@ -79,13 +80,19 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
      * returned future is completed from outside first (a deadline), the connection is closed.
      */
     static CompletableFuture<RangeReader> open(Endpoint endpoint, String target, int maxEntryBytes, Duration readTimeout) {
+        HttpHeaders headers;
+        try {
+            headers = endpoint.headers(false);
+        } catch (RuntimeException e) { // the token source gave no token: nothing is sent
+            return CompletableFuture.failedFuture(e);
+        }
         CompletableFuture<RangeReader> opened = new CompletableFuture<>();
         ChannelFuture connect = endpoint.openStream(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
                 endpoint.secure(ch);
                 ch.pipeline().addLast("codec", Endpoint.wholeChunkCodec(maxEntryBytes + 1))
-                        .addLast("range", new StreamHandler(endpoint, target, maxEntryBytes, readTimeout, opened));
+                        .addLast("range", new StreamHandler(endpoint, headers, target, maxEntryBytes, readTimeout, opened));
             }
         });
         connect.addListener(f -> {
@@ -243,6 +250,7 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
     private static final class StreamHandler extends SimpleChannelInboundHandler<HttpObject> {
 
         private final Endpoint endpoint;
+        private final HttpHeaders headers;
         private final String target;
         private final int maxEntryBytes;
         private final Duration readTimeout;
@@ -253,9 +261,10 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
         private boolean done;
         private Throwable error;
 
-        StreamHandler(Endpoint endpoint, String target, int maxEntryBytes, Duration readTimeout,
+        StreamHandler(Endpoint endpoint, HttpHeaders headers, String target, int maxEntryBytes, Duration readTimeout,
                       CompletableFuture<RangeReader> opened) {
             this.endpoint = endpoint;
+            this.headers = headers;
             this.target = target;
             this.maxEntryBytes = maxEntryBytes;
             this.readTimeout = readTimeout;
@@ -265,7 +274,7 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
             FullHttpRequest request = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, target);
-            request.headers().set(endpoint.commonHeaders()).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            request.headers().set(headers).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
             ctx.writeAndFlush(request).addListener(f -> {
                 if (!f.isSuccess()) {
                     stop(ctx, Endpoint.sendFailure(endpoint.peer(), f.cause()));

@@ -21,7 +21,14 @@ import org.junit.jupiter.api.Test;
 class ExchangeHandlerTest {
 
     private final HttpHeaders common = new DefaultHttpHeaders().set(HttpHeaderNames.HOST, "n1:8080");
-    private final EmbeddedChannel channel = new EmbeddedChannel(new ExchangeHandler(common, "n1:8080", 1 << 20));
+    private final EmbeddedChannel channel = new EmbeddedChannel(new ExchangeHandler("n1:8080", 1 << 20));
+
+    /** An exchange as {@link Endpoint#send} hands it over: with its node's headers. */
+    private Exchange exchange(HttpMethod method, String target, byte[] body) {
+        Exchange x = new Exchange(method, target, body);
+        x.headers(common);
+        return x;
+    }
 
     private static FullHttpResponse response(int status, String body) {
         return new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status),
@@ -30,8 +37,8 @@ class ExchangeHandlerTest {
 
     @Test
     void answersGoToTheRequestsInTheOrderTheyWereWritten() {
-        Exchange first = new Exchange(HttpMethod.PUT, "/v0/entity?id=a", "va".getBytes(UTF_8));
-        Exchange second = new Exchange(HttpMethod.GET, "/v0/entity?id=b", null);
+        Exchange first = exchange(HttpMethod.PUT, "/v0/entity?id=a", "va".getBytes(UTF_8));
+        Exchange second = exchange(HttpMethod.GET, "/v0/entity?id=b", null);
         channel.writeOutbound(first, second);
 
         FullHttpRequest sentFirst = channel.readOutbound();
@@ -54,8 +61,8 @@ class ExchangeHandlerTest {
 
     @Test
     void aClosedConnectionFailsEveryUnansweredRequest() {
-        Exchange first = new Exchange(HttpMethod.GET, "/v0/entity?id=a", null);
-        Exchange second = new Exchange(HttpMethod.GET, "/v0/entity?id=b", null);
+        Exchange first = exchange(HttpMethod.GET, "/v0/entity?id=a", null);
+        Exchange second = exchange(HttpMethod.GET, "/v0/entity?id=b", null);
         channel.writeOutbound(first, second);
         FullHttpResponse close = response(200, "va");
         close.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
@@ -70,7 +77,7 @@ class ExchangeHandlerTest {
 
     @Test
     void anExchangeThatTimedOutBeforeItsTurnIsNotSent() {
-        Exchange late = new Exchange(HttpMethod.GET, "/v0/entity?id=a", null);
+        Exchange late = exchange(HttpMethod.GET, "/v0/entity?id=a", null);
         late.abort(new KvorumTimeoutException("deadline"));
         channel.writeOutbound(late);
         assertThat((Object) channel.readOutbound()).isNull();

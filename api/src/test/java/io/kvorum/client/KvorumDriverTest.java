@@ -12,6 +12,9 @@ import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,6 +33,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The driver's transport, failover, retries, deadlines and lifecycle, against {@link FakeNode}s:
@@ -143,6 +147,75 @@ class KvorumDriverTest {
         assertThat(kv.settings().toString()).doesNotContain("s3cr3t");
         assertThatThrownBy(() -> KvorumClient.builder().bearerToken("two words"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageNotContaining("two words");
+    }
+
+    @Test
+    void aTokenSourceIsAskedAsEachRequestIsSentAndStatusProbesNeedNone() throws Exception {
+        FakeNode node = node((r, n) -> answer(r.method().name().equals("PUT") ? 201 : 200, "v"));
+        AtomicReference<String> current = new AtomicReference<>("first-t0ken");
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri()).bearerToken(current::get));
+        kv.put("k", new byte[] {1}).join();
+        current.set("second-t0ken");
+        kv.get("k").join();
+        assertThat(node.seen).extracting(FakeNode.Seen::authorization)
+                .containsExactly("Bearer first-t0ken", "Bearer second-t0ken");
+
+        current.set("s3cret with a space");
+        assertThat(failure(kv.get("k"))).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("bearer token source").hasMessageNotContaining("s3cret");
+        current.set(null);
+        assertThat(failure(kv.delete("k"))).isInstanceOf(IllegalStateException.class);
+        assertThat(node.seen).as("a call without a valid token is not sent").hasSize(2);
+
+        assertThat(kv.isReady().join()).as("GET /v0/status needs no token (SPEC §7)").isTrue();
+        assertThat(node.seen.get(2).uri()).isEqualTo("/v0/status");
+        assertThat(node.seen.get(2).authorization()).isNull();
+    }
+
+    @Test
+    void aTokenFileIsReadAgainAsItChangesAndABadRewriteKeepsTheTokenBefore(@TempDir Path dir) throws Exception {
+        FakeNode node = node((r, n) -> answer(200, "v"));
+        Path file = dir.resolve("token");
+        Files.writeString(file, "\n  old-t0ken  \n\n");
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri())
+                .bearerToken(BearerTokens.fromFile(file, 0))); // read again for every request
+        kv.get("k").join();
+        replace(file, "new-t0ken\n");
+        kv.get("k").join();
+        for (String unusable : List.of("", "two tokens\n", "one\nanother\n")) {
+            replace(file, unusable);
+            kv.get("k").join();
+        }
+        Files.delete(file);
+        kv.get("k").join();
+        assertThat(node.seen).extracting(FakeNode.Seen::authorization).containsExactly("Bearer old-t0ken",
+                "Bearer new-t0ken", "Bearer new-t0ken", "Bearer new-t0ken", "Bearer new-t0ken", "Bearer new-t0ken");
+    }
+
+    @Test
+    void aTokenFileThatHoldsNoSingleTokenIsRefusedWithoutQuotingIt(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("token");
+        assertThatThrownBy(() -> KvorumClient.builder().bearerTokenFile(file))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(file.toString());
+        for (String bad : List.of("", "\n\n", "s3cret with-space", "s3cret\nother-s3cret", "x".repeat(70_000))) {
+            Files.writeString(file, bad);
+            assertThatThrownBy(() -> KvorumClient.builder().bearerTokenFile(file)).as("%.20s", bad)
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("exactly one token")
+                    .hasMessageNotContaining("s3cret");
+        }
+        Files.writeString(file, "s3cret-t0ken\r\n");
+        FakeNode node = node((r, n) -> answer(200, "v"));
+        KvorumClient kv = client(KvorumClient.builder().endpoints(node.uri()).bearerTokenFile(file));
+        kv.get("k").join();
+        assertThat(node.seen).extracting(FakeNode.Seen::authorization).containsExactly("Bearer s3cret-t0ken");
+        assertThat(kv.settings().toString()).doesNotContain("s3cret");
+    }
+
+    /** Replaces {@code file} as the builder's documentation asks: another file renamed over it. */
+    private static void replace(Path file, String content) throws IOException {
+        Path next = file.resolveSibling(file.getFileName() + ".next");
+        Files.writeString(next, content);
+        Files.move(next, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
     @Test
