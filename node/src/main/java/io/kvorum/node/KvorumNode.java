@@ -25,6 +25,7 @@ import io.kvorum.node.membership.LeaveStream;
 import io.kvorum.node.membership.MembershipAdmin;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.security.BearerTokens;
+import io.kvorum.node.security.LiveTls;
 import io.kvorum.node.security.Security;
 import io.kvorum.node.storage.DamagedStoreException;
 import io.kvorum.node.storage.DiskSpace;
@@ -232,6 +233,14 @@ public final class KvorumNode implements AutoCloseable {
         cluster.addListener(useMembership);
 
         BearerTokens tokens = bearerTokens(config.security(), executors.maintenance);
+        if (config.security().tlsEnabled()) {
+            LiveTls tls = config.security().tls();
+            executors.maintenance.scheduleWithFixedDelay(() -> {
+                if (tls.refresh()) {
+                    warnOfOwnCertificate(config);
+                }
+            }, LiveTls.REFRESH_SECONDS, LiveTls.REFRESH_SECONDS, TimeUnit.SECONDS);
+        }
         HttpGateway gateway = new HttpGateway(coordinator,
                 new MembershipAdmin(cluster, new Cleanup(storage, cluster::membership, selfId), executors.maintenance),
                 clock, config.maxValueBytes(), config.maxConnections(), tuning.rangeBatchBytes(), loops,
@@ -275,11 +284,7 @@ public final class KvorumNode implements AutoCloseable {
                     + bindFailure(e));
         }
         if (config.security().tlsEnabled()) {
-            // Peers refuse such a certificate with a line of their own; this end would only see them as down.
-            for (String problem : config.security().tls().ownCertificateProblems(config.self().host(), Instant.now())) {
-                log.warn("--tls-cert {}: {}; peers and clients will refuse this node's connections",
-                        config.security().tls().certificate(), problem);
-            }
+            warnOfOwnCertificate(config);
         }
         log.info("node {} serving {} on {} with data in {} (cluster of {}, replication factor {}{}{})",
                 selfId, config.security().tlsEnabled() ? "HTTPS" : "HTTP", address,
@@ -347,6 +352,14 @@ public final class KvorumNode implements AutoCloseable {
      * The tokens of {@code --auth-token-file}, re-read every {@value BearerTokens#REFRESH_SECONDS} s
      * on {@code scheduler}; null when the node is open.
      */
+    /** Peers refuse such a certificate with a line of their own; this end would only see them as down. */
+    private static void warnOfOwnCertificate(NodeConfig config) {
+        for (String problem : config.security().tls().ownCertificateProblems(config.self().host(), Instant.now())) {
+            log.warn("--tls-cert {}: {}; peers and clients will refuse this node's connections",
+                    config.security().tls().files().certificate(), problem);
+        }
+    }
+
     private static BearerTokens bearerTokens(Security security, ScheduledExecutorService scheduler)
             throws StartupException {
         if (!security.tokensRequired()) {

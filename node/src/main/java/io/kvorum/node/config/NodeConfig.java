@@ -8,6 +8,7 @@ import io.kvorum.node.cluster.MembershipStore;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.security.BearerTokens;
 import io.kvorum.node.security.Security;
+import io.kvorum.node.security.LiveTls;
 import io.kvorum.node.security.TlsFiles;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -229,7 +230,7 @@ public record NodeConfig(
         private Security security() throws ConfigException {
             List<NodeOption> tlsOptions = List.of(NodeOption.TLS_CERT, NodeOption.TLS_KEY, NodeOption.TLS_CA);
             List<NodeOption> tlsGiven = tlsOptions.stream().filter(o -> raw.get(o) != null).toList();
-            TlsFiles tls = null;
+            LiveTls tls = null;
             if (!tlsGiven.isEmpty() && tlsGiven.size() < tlsOptions.size()) {
                 List<String> missing = tlsOptions.stream().filter(o -> raw.get(o) == null).map(this::name).toList();
                 throw new ConfigException(String.join(" and ", missing) + " must be given with "
@@ -238,7 +239,7 @@ public record NodeConfig(
             }
             if (!tlsGiven.isEmpty()) {
                 try {
-                    tls = TlsFiles.load(file(NodeOption.TLS_CERT), file(NodeOption.TLS_KEY), file(NodeOption.TLS_CA));
+                    tls = LiveTls.open(new TlsFiles(file(NodeOption.TLS_CERT), file(NodeOption.TLS_KEY), file(NodeOption.TLS_CA)));
                 } catch (TlsFiles.InvalidTlsFileException e) {
                     NodeOption culprit = switch (e.role()) {
                         case CERTIFICATE -> NodeOption.TLS_CERT;

@@ -70,7 +70,7 @@ public enum NodeOption {
                     + "beyond it the node answers writes 503, as their timestamps would misorder them; 0 turns the check off."),
     TLS_CERT("tls-cert", "FILE", null,
             "PEM certificate of this node, for HTTPS and mutual TLS between nodes; needs --tls-key and --tls-ca. "
-                    + "Default: none (plain HTTP and gRPC)."),
+                    + "The three files are re-read when they change. Default: none (plain HTTP and gRPC)."),
     TLS_KEY("tls-key", "FILE", null,
             "PEM private key (PKCS#8) of --tls-cert. Default: none."),
     TLS_CA("tls-ca", "FILE", null,

@@ -3,10 +3,10 @@ package io.kvorum.node.security;
 import java.nio.file.Path;
 
 /**
- * What a node asks of those who talk to it (SPEC §7): TLS files, or null for plain HTTP and gRPC;
+ * What a node asks of those who talk to it (SPEC §7): TLS material, or null for plain HTTP and gRPC;
  * a bearer-token file, or null for no authentication.
  */
-public record Security(TlsFiles tls, Path tokenFile) {
+public record Security(LiveTls tls, Path tokenFile) {
 
     /** An open node, as without the security options. */
     public static final Security NONE = new Security(null, null);

@@ -53,13 +53,32 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
      * @throws InvalidTlsFileException naming the file that cannot be read or used, never its content
      */
     public static TlsFiles load(Path certificate, Path privateKey, Path authority) throws InvalidTlsFileException {
-        X509Certificate own = certificates(certificate, Role.CERTIFICATE).get(0);
-        certificates(authority, Role.AUTHORITY);
+        TlsFiles files = new TlsFiles(certificate, privateKey, authority);
+        files.material();
+        return files;
+    }
+
+    /** What the three files hold, parsed: this node's key, its certificate chain (its own first), and the CA's certificates. */
+    public record Material(PrivateKey key, List<X509Certificate> chain, List<X509Certificate> authorities) {
+        @Override
+        public String toString() { // never the key
+            return "Material[" + chain.get(0).getSubjectX500Principal() + "]";
+        }
+    }
+
+    /**
+     * Reads, parses and checks the three files as they are now.
+     *
+     * @throws InvalidTlsFileException naming the file that cannot be read or used, never its content
+     */
+    public Material material() throws InvalidTlsFileException {
+        List<X509Certificate> chain = certificates(certificate, Role.CERTIFICATE);
+        List<X509Certificate> authorities = certificates(authority, Role.AUTHORITY);
         PrivateKey key = privateKey(privateKey);
-        if (!signsFor(key, own)) {
+        if (!signsFor(key, chain.get(0))) {
             throw new InvalidTlsFileException(privateKey, Role.KEY, "is not the private key of the certificate");
         }
-        return new TlsFiles(certificate, privateKey, authority);
+        return new Material(key, chain, authorities);
     }
 
     /**

@@ -6,16 +6,13 @@ import io.grpc.InsecureServerCredentials;
 import io.grpc.ServerCredentials;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.TlsServerCredentials;
-import io.kvorum.client.TrustedCa;
-import io.kvorum.node.security.TlsFiles;
-import java.io.IOException;
-import java.security.GeneralSecurityException;
-import javax.net.ssl.TrustManager;
+import io.kvorum.node.security.LiveTls;
 
 /**
  * Both ends of the gRPC transport's security (SPEC §7): plaintext without TLS files; with them,
  * mutual TLS where each side trusts only the CA file, and a channel checks that the peer's
- * certificate names the host it dialled.
+ * certificate names the host it dialled. Both ends use the node's {@link LiveTls}: a certificate or
+ * CA renewed in its files is used from the next handshake on.
  */
 final class GrpcTls {
 
@@ -23,35 +20,26 @@ final class GrpcTls {
     }
 
     /** The server's credentials: with TLS, a peer must present a certificate that the CA signed. */
-    static ServerCredentials server(TlsFiles files) throws IOException {
+    static ServerCredentials server(LiveTls tls) {
         RefusedPeerLog.installGrpcLogHandlers();
-        if (files == null) {
+        if (tls == null) {
             return InsecureServerCredentials.create();
         }
         return TlsServerCredentials.newBuilder()
-                .keyManager(files.certificate().toFile(), files.privateKey().toFile())
-                .trustManager(trustingTheCa(files))
+                .keyManager(tls.keyManager())
+                .trustManager(new RefusedPeerLog.Logging(tls.trustManager()))
                 .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE)
                 .build();
     }
 
-    /** Trust in the certificates of the CA file alone; what it refuses is logged ({@link RefusedPeerLog}). */
-    private static TrustManager trustingTheCa(TlsFiles files) throws IOException {
-        try {
-            return RefusedPeerLog.trusting(TrustedCa.keyStore(files.authority()));
-        } catch (GeneralSecurityException e) {
-            throw new IOException("cannot use the CA of --tls-ca: " + e.getMessage(), e);
-        }
-    }
-
-    /** A channel's credentials: this node's certificate, and trust in the CA alone. */
-    static ChannelCredentials client(TlsFiles files) throws IOException {
-        if (files == null) {
+    /** A channel's credentials: this node's certificate, and trust in the CA alone; what it refuses is logged ({@link RefusedPeerLog}). */
+    static ChannelCredentials client(LiveTls tls) {
+        if (tls == null) {
             return InsecureChannelCredentials.create();
         }
         return TlsChannelCredentials.newBuilder()
-                .keyManager(files.certificate().toFile(), files.privateKey().toFile())
-                .trustManager(trustingTheCa(files))
+                .keyManager(tls.keyManager())
+                .trustManager(new RefusedPeerLog.Logging(tls.trustManager()))
                 .build();
     }
 }

@@ -9,7 +9,7 @@ import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.MembershipResponder;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.Tuning;
-import io.kvorum.node.security.TlsFiles;
+import io.kvorum.node.security.LiveTls;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.transport.PeerTransport;
 import io.kvorum.node.util.EventLoops;
@@ -71,7 +71,7 @@ public final class GrpcTransport implements PeerTransport {
         identity = LocalIdentity.of(local.membership());
         membership = local.membership();
         Tuning.Grpc tuning = config.tuning().grpc();
-        TlsFiles tls = config.security().tls(); // with TLS: mutual, a peer without a certificate of the CA is refused
+        LiveTls tls = config.security().tls(); // with TLS: mutual, a peer without a certificate of the CA is refused
         credentials = GrpcTls.client(tls);
         server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), config.self().grpcPort()),
                         GrpcTls.server(tls))

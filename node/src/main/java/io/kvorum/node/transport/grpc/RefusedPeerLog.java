@@ -1,8 +1,6 @@
 package io.kvorum.node.transport.grpc;
 
 import java.net.Socket;
-import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 import java.security.cert.CertPathValidatorException;
 import java.security.cert.CertPathValidatorException.BasicReason;
 import java.security.cert.CertificateException;
@@ -16,8 +14,6 @@ import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import javax.net.ssl.SSLEngine;
-import javax.net.ssl.TrustManager;
-import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,18 +60,6 @@ final class RefusedPeerLog {
         logger.setUseParentHandlers(false);
         logger.setLevel(level);
         logger.addHandler(new Replacement(level, messagePrefix));
-    }
-
-    /** A trust manager over the CA alone that logs the certificates it refuses. */
-    static TrustManager trusting(KeyStore authority) throws GeneralSecurityException {
-        TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        factory.init(authority);
-        for (TrustManager tm : factory.getTrustManagers()) {
-            if (tm instanceof X509ExtendedTrustManager x509) {
-                return new Logging(x509);
-            }
-        }
-        throw new GeneralSecurityException("no X.509 trust manager");
     }
 
     private static void warn(String kind, String source, String message, Object... args) {
