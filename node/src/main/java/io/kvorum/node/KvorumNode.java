@@ -236,8 +236,12 @@ public final class KvorumNode implements AutoCloseable {
         if (config.security().tlsEnabled()) {
             LiveTls tls = config.security().tls();
             executors.maintenance.scheduleWithFixedDelay(() -> {
-                if (tls.refresh()) {
-                    warnOfOwnCertificate(config);
+                try {
+                    if (tls.refresh()) {
+                        warnOfOwnCertificate(config);
+                    }
+                } catch (RuntimeException e) { // a task that throws is never run again
+                    log.warn("reading the TLS files again failed; will retry", e);
                 }
             }, LiveTls.REFRESH_SECONDS, LiveTls.REFRESH_SECONDS, TimeUnit.SECONDS);
         }
@@ -348,10 +352,6 @@ public final class KvorumNode implements AutoCloseable {
         throw new StartupException("could not join the cluster: " + last);
     }
 
-    /**
-     * The tokens of {@code --auth-token-file}, re-read every {@value BearerTokens#REFRESH_SECONDS} s
-     * on {@code scheduler}; null when the node is open.
-     */
     /** Peers refuse such a certificate with a line of their own; this end would only see them as down. */
     private static void warnOfOwnCertificate(NodeConfig config) {
         for (String problem : config.security().tls().ownCertificateProblems(config.self().host(), Instant.now())) {
@@ -360,6 +360,10 @@ public final class KvorumNode implements AutoCloseable {
         }
     }
 
+    /**
+     * The tokens of {@code --auth-token-file}, re-read every {@value BearerTokens#REFRESH_SECONDS} s
+     * on {@code scheduler}; null when the node is open.
+     */
     private static BearerTokens bearerTokens(Security security, ScheduledExecutorService scheduler)
             throws StartupException {
         if (!security.tokensRequired()) {
