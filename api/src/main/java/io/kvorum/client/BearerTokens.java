@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -87,22 +86,18 @@ final class BearerTokens {
         static final long CHECK_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
         private final Path file;
-        private final long checkIntervalNanos;
-        private final AtomicLong nextCheck;
+        private final OncePer reads;
         private volatile String token;
 
         TokenFile(Path file, String token, long checkIntervalNanos) {
             this.file = file;
             this.token = token;
-            this.checkIntervalNanos = checkIntervalNanos;
-            this.nextCheck = new AtomicLong(System.nanoTime() + checkIntervalNanos);
+            this.reads = new OncePer(checkIntervalNanos);
         }
 
         @Override
         public String get() {
-            long now = System.nanoTime();
-            long due = nextCheck.get();
-            if (now - due >= 0 && nextCheck.compareAndSet(due, now + checkIntervalNanos)) {
+            if (reads.due()) {
                 try {
                     String read = read(file);
                     if (read != null) {

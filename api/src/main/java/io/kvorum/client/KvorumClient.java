@@ -11,6 +11,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
+import java.security.GeneralSecurityException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -747,15 +748,18 @@ public final class KvorumClient implements AutoCloseable {
          * For {@code https://} endpoints: trust the CA certificates of this PEM file alone (the
          * {@code ca.pem} of {@code ./kvorum certs}, or the cluster's {@code --tls-ca}); the host of
          * each endpoint must be named by its node's certificate. Without it, {@code https://}
-         * endpoints are checked against the JDK's default trust store.
+         * endpoints are checked against the JDK's default trust store. The file is read again at a
+         * handshake when it was last read a second or more before, so a cluster moving to another CA
+         * (both CAs in the file, then the new one alone) needs no new client; a file missing or
+         * unreadable for a moment keeps the trust read before.
          *
          * @throws IllegalArgumentException when the file cannot be read or holds no PEM certificate
          */
         public Builder trustCertificates(Path caPem) {
             Objects.requireNonNull(caPem, "caPem");
             try {
-                this.tls = clientContext(SslContextBuilder.forClient().trustManager(caPem.toFile()));
-            } catch (SSLException | IllegalArgumentException e) {
+                this.tls = clientContext(SslContextBuilder.forClient().trustManager(TrustedCa.following(caPem)));
+            } catch (IOException | GeneralSecurityException | IllegalArgumentException e) {
                 throw new IllegalArgumentException("cannot trust the certificates of " + caPem
                         + ": not a readable PEM file of certificates", e);
             }

@@ -113,6 +113,28 @@ class TlsClientTest {
     }
 
     @Test
+    void aCaAddedToTheTrustFileIsTrustedFromALaterHandshakeWithoutANewClient(@TempDir Path dir) throws Exception {
+        Path trust = dir.resolve("ca.pem");
+        Files.copy(pki.resolve("ours/ca.pem"), trust);
+        FakeNode moved = closing(FakeNode.startHttps(otherServerTls, tokenChecking("t")));
+        KvorumClient client = client(moved, trust, "t");
+        assertThatThrownBy(() -> client.get("k").get(10, TimeUnit.SECONDS)).hasMessageContaining("TLS handshake");
+
+        // The cluster moves to another CA: both in the file first, as the README says.
+        Path next = dir.resolve("ca.pem.next");
+        Files.writeString(next, Files.readString(pki.resolve("ours/ca.pem")) + Files.readString(pki.resolve("other/ca.pem")));
+        Files.move(next, trust, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
+                .untilAsserted(() -> assertThat(client.get("k").get(10, TimeUnit.SECONDS)).isPresent());
+
+        Files.delete(trust);
+        FakeNode stayed = closing(FakeNode.startHttps(serverTls, tokenChecking("t")));
+        KvorumClient another = client(stayed, pki.resolve("ours/ca.pem"), "t");
+        assertThat(another.get("k").get(10, TimeUnit.SECONDS)).isPresent();
+        assertThat(client.get("k").get(10, TimeUnit.SECONDS)).as("a file gone for a moment keeps the trust before").isPresent();
+    }
+
+    @Test
     void aRefusedHandshakeIsAConnectFailureThatIsNotRetriedAndLeavesTheNodeUp() throws Exception {
         FakeNode impostor = closing(FakeNode.startHttps(otherServerTls, tokenChecking("t")));
         KvorumClient client = closing(KvorumClient.builder().endpoints(impostor.uri()).trustCertificates(pki.resolve("ours/ca.pem"))

@@ -1,22 +1,19 @@
 package io.kvorum.node.security;
 
+import io.kvorum.client.TrustedCa;
 import java.io.IOException;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 import java.security.Principal;
 import java.security.PrivateKey;
-import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import javax.net.ssl.SSLEngine;
-import javax.net.ssl.TrustManager;
-import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedKeyManager;
 import javax.net.ssl.X509ExtendedTrustManager;
 import org.slf4j.Logger;
@@ -47,14 +44,14 @@ public final class LiveTls {
 
     private final TlsFiles files;
     private final SwappableKeys keys;
-    private final SwappableTrust trust;
+    private final TrustedCa.Swappable trust;
     /** The three files' bytes as last seen, whether or not they loaded; guarded by this. */
     private List<byte[]> seen;
 
     private LiveTls(TlsFiles files, TlsFiles.Material material, List<byte[]> seen) throws GeneralSecurityException {
         this.files = files;
         this.seen = seen;
-        this.trust = new SwappableTrust(trusting(material.authorities()));
+        this.trust = new TrustedCa.Swappable(TrustedCa.trustManager(material.authorities()));
         this.keys = new SwappableKeys(material);
     }
 
@@ -108,9 +105,9 @@ public final class LiveTls {
         seen = bytes;
         try {
             TlsFiles.Material material = files.material();
-            X509ExtendedTrustManager trusted = trusting(material.authorities());
+            X509ExtendedTrustManager trusted = TrustedCa.trustManager(material.authorities());
             keys.use(material);
-            trust.delegate = trusted;
+            trust.use(trusted);
             X509Certificate own = material.chain().get(0);
             log.info("TLS files changed: new connections use the certificate {} (valid until {}) and {} CA certificate(s)",
                     own.getSubjectX500Principal().getName(), own.getNotAfter().toInstant(), material.authorities().size());
@@ -161,26 +158,6 @@ public final class LiveTls {
             }
         }
         return true;
-    }
-
-    private static X509ExtendedTrustManager trusting(List<X509Certificate> authorities) throws GeneralSecurityException {
-        KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
-        try {
-            store.load(null, null);
-        } catch (IOException e) {
-            throw new GeneralSecurityException("cannot create an empty key store", e);
-        }
-        for (int i = 0; i < authorities.size(); i++) {
-            store.setCertificateEntry("ca-" + i, authorities.get(i));
-        }
-        TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        factory.init(store);
-        for (TrustManager tm : factory.getTrustManagers()) {
-            if (tm instanceof X509ExtendedTrustManager x509) {
-                return x509;
-            }
-        }
-        throw new GeneralSecurityException("no X.509 trust manager");
     }
 
     /**
@@ -254,50 +231,6 @@ public final class LiveTls {
         @Override
         public String chooseEngineServerAlias(String keyType, Principal[] issuers, SSLEngine engine) {
             return current.alias;
-        }
-    }
-
-    /** The JDK's checks, against the CA certificates last loaded. */
-    private static final class SwappableTrust extends X509ExtendedTrustManager {
-        volatile X509ExtendedTrustManager delegate;
-
-        SwappableTrust(X509ExtendedTrustManager delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-            delegate.checkClientTrusted(chain, authType, socket);
-        }
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-            delegate.checkServerTrusted(chain, authType, socket);
-        }
-
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-            delegate.checkClientTrusted(chain, authType, engine);
-        }
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-            delegate.checkServerTrusted(chain, authType, engine);
-        }
-
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-            delegate.checkClientTrusted(chain, authType);
-        }
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-            delegate.checkServerTrusted(chain, authType);
-        }
-
-        @Override
-        public X509Certificate[] getAcceptedIssuers() {
-            return delegate.getAcceptedIssuers();
         }
     }
 }
