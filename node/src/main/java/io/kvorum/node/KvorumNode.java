@@ -235,6 +235,7 @@ public final class KvorumNode implements AutoCloseable {
         BearerTokens tokens = bearerTokens(config.security(), executors.maintenance);
         if (config.security().tlsEnabled()) {
             LiveTls tls = config.security().tls();
+            metrics.bindTlsCertificateExpiry(() -> tls.certificateExpiry().getEpochSecond());
             executors.maintenance.scheduleWithFixedDelay(() -> {
                 try {
                     if (tls.refresh()) {

@@ -537,6 +537,13 @@ public final class NodeMetrics implements AutoCloseable {
                 Tags.empty(), bytes);
     }
 
+    /** Reports when the certificate this node serves expires (Unix seconds), as last loaded: with TLS only. */
+    public void bindTlsCertificateExpiry(DoubleSupplier epochSeconds) {
+        gauge("kvorum.tls.certificate.expiry.timestamp.seconds",
+                "When the certificate this node presents expires, in Unix seconds (renewing it needs no restart)",
+                Tags.empty(), epochSeconds);
+    }
+
     // ---- exposition ----
 
     /** Every meter, in Prometheus' text format 0.0.4 ({@link #CONTENT_TYPE}). */

@@ -121,6 +121,11 @@ public final class LiveTls {
         return false;
     }
 
+    /** When the certificate this node presents, as last loaded, expires. */
+    public Instant certificateExpiry() {
+        return keys.current.chain[0].getNotAfter().toInstant();
+    }
+
     /** What peers and clients will refuse in this node's certificate file now (see {@link TlsFiles#ownCertificateProblems}). */
     public List<String> ownCertificateProblems(String host, Instant now) {
         return files.ownCertificateProblems(host, now);

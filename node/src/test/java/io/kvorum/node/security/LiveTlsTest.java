@@ -10,6 +10,10 @@ import io.kvorum.node.config.NodeOption;
 import io.kvorum.testkit.KvorumCerts;
 import java.io.InputStream;
 import java.math.BigInteger;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -56,6 +60,7 @@ class LiveTlsTest {
 
         install("n1.pem", "n1.pem");
         assertThat(tls.refresh()).isTrue();
+        assertThat(tls.certificateExpiry()).isEqualTo(certificate(pki.resolve("n1.pem")).getNotAfter().toInstant());
         BigInteger renewed = servedSerial(tls);
         assertThat(renewed).isNotEqualTo(first).isEqualTo(serialOf(pki.resolve("n1.pem")));
 
@@ -97,6 +102,9 @@ class LiveTlsTest {
             int port = node.address().getPort();
             BigInteger first = handshakeSerial(port);
             assertThat(first).isEqualTo(serialOf(live.resolve("n1.pem")));
+            assertThat(metricsOver(port)).as("the expiry on /metrics").contains(
+                    "kvorum_tls_certificate_expiry_timestamp_seconds " + (double) certificate(live.resolve("n1.pem"))
+                            .getNotAfter().toInstant().getEpochSecond());
 
             KvorumCerts.make(pki, "n1");
             install("n1.key", "n1.key.next");
@@ -136,6 +144,14 @@ class LiveTlsTest {
             socket.startHandshake();
             return ((X509Certificate) socket.getSession().getPeerCertificates()[0]).getSerialNumber();
         }
+    }
+
+    private String metricsOver(int port) throws Exception {
+        HttpClient https = HttpClient.newBuilder().sslContext(TrustedCa.clientContext(live.resolve("ca.pem"))).build();
+        HttpResponse<String> answer = https.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + port + "/metrics"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(answer.statusCode()).isEqualTo(200);
+        return answer.body();
     }
 
     private static BigInteger serialOf(Path pem) throws Exception {
