@@ -2,7 +2,6 @@ package io.kvorum.client;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -103,7 +102,7 @@ final class BearerTokens {
                     if (read != null) {
                         token = read;
                     }
-                } catch (IOException | UncheckedIOException e) {
+                } catch (IOException e) {
                     // keep the token read before: the file is being replaced, or was removed by mistake
                 }
             }

@@ -2,12 +2,12 @@ package io.kvorum.client;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
-import java.net.Socket;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
@@ -23,6 +23,8 @@ import javax.net.ssl.X509ExtendedTrustManager;
 /**
  * Trust in the certificates of one PEM file alone (a cluster's {@code --tls-ca}, the {@code ca.pem} of
  * {@code ./kvorum certs}), with the JDK's own classes: for {@code java.net.http} and other JDK clients.
+ * A {@link Swappable} trust changes under a TLS context already built: the driver's follows its
+ * file ({@link #following}), a node's follows its {@code --tls-ca} with its certificate.
  */
 public final class TrustedCa {
 
