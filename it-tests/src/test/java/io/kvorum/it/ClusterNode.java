@@ -3,6 +3,7 @@ package io.kvorum.it;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.exception.InternalServerErrorException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.ContainerNetwork;
 import com.github.dockerjava.api.model.ExposedPort;
@@ -50,6 +51,8 @@ public final class ClusterNode {
     static final String TLS_MOUNT = "/tls";
     private static final Duration START_BOUND = Duration.ofSeconds(90);
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
+    /** Tries of {@code docker pause} when the freezer gives up on a thread in an uninterruptible wait. */
+    private static final int PAUSE_ATTEMPTS = 5;
 
     private final DockerClient docker;
     private final KvorumCluster cluster;
@@ -282,9 +285,26 @@ public final class ClusterNode {
         Await.until(id + " to exit", STOP_TIMEOUT.plusSeconds(10), () -> !isRunning());
     }
 
-    /** Freezes the process (cgroup freezer); the node neither answers nor times anything out. */
+    /**
+     * Freezes the process (cgroup freezer); the node neither answers nor times anything out. The
+     * freezer gives up when a thread stays in an uninterruptible wait (a write to disk) past runc's
+     * short bound, which a loaded machine makes likely: runc then thaws the container and Docker
+     * answers 500 "unable to freeze" (HistoryIT, 5 nodes, once in CI). That is retried, a bounded
+     * number of times; any other refusal is not.
+     */
     public void pause() {
-        docker.pauseContainerCmd(containerId).exec();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                docker.pauseContainerCmd(containerId).exec();
+                break;
+            } catch (InternalServerErrorException e) {
+                if (attempt >= PAUSE_ATTEMPTS || !String.valueOf(e.getMessage()).contains("unable to freeze")) {
+                    throw e;
+                }
+                System.out.println("[kvorum-it] " + id + ": the freezer gave up (attempt " + attempt + "); trying again");
+                Await.pause(100L * attempt); // a backoff: the disk write it waited on has time to end
+            }
+        }
         paused = true;
     }
 
