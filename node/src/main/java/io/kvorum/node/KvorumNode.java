@@ -355,7 +355,7 @@ public final class KvorumNode implements AutoCloseable {
 
     /** Peers refuse such a certificate with a line of their own; this end would only see them as down. */
     private static void warnOfOwnCertificate(NodeConfig config) {
-        for (String problem : config.security().tls().ownCertificateProblems(config.self().host(), Instant.now())) {
+        for (String problem : config.security().tls().files().ownCertificateProblems(config.self().host(), Instant.now())) {
             log.warn("--tls-cert {}: {}; peers and clients will refuse this node's connections",
                     config.security().tls().files().certificate(), problem);
         }

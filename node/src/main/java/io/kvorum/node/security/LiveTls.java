@@ -126,11 +126,6 @@ public final class LiveTls {
         return keys.current.chain[0].getNotAfter().toInstant();
     }
 
-    /** What peers and clients will refuse in this node's certificate file now (see {@link TlsFiles#ownCertificateProblems}). */
-    public List<String> ownCertificateProblems(String host, Instant now) {
-        return files.ownCertificateProblems(host, now);
-    }
-
     private static String name(TlsFiles.InvalidTlsFileException e) {
         String option = switch (e.role()) {
             case CERTIFICATE -> "--tls-cert";

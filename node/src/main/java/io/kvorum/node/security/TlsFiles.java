@@ -28,12 +28,12 @@ import java.util.regex.Pattern;
 
 /**
  * The three PEM files of {@code --tls-cert}, {@code --tls-key} and {@code --tls-ca} (SPEC §7). The
- * HTTP gateway and the gRPC transport build their TLS contexts from them; every context trusts only
- * the CA file, never the JDK's default trust store.
+ * HTTP gateway and the gRPC transport build their TLS contexts on what {@link LiveTls} loads from
+ * them; every context trusts only the CA file, never the JDK's default trust store.
  *
- * <p>Use {@link #load} to get one: it reads and parses all three with the JDK alone and checks that
- * the key is the certificate's, so that a file that cannot be used is a bad option at start, not a
- * failed handshake later.
+ * <p>{@link #material} reads and parses all three with the JDK alone and checks that the key is the
+ * certificate's, so that a file that cannot be used is a bad option at start, not a failed
+ * handshake later.
  */
 public record TlsFiles(Path certificate, Path privateKey, Path authority) {
 
@@ -46,17 +46,6 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
     /** GeneralName types of X.509 subject alternative names (RFC 5280). */
     private static final int DNS_NAME = 2;
     private static final int IP_ADDRESS = 7;
-
-    /**
-     * Reads and checks the three files.
-     *
-     * @throws InvalidTlsFileException naming the file that cannot be read or used, never its content
-     */
-    public static TlsFiles load(Path certificate, Path privateKey, Path authority) throws InvalidTlsFileException {
-        TlsFiles files = new TlsFiles(certificate, privateKey, authority);
-        files.material();
-        return files;
-    }
 
     /** What the three files hold, parsed: this node's key, its certificate chain (its own first), and the CA's certificates. */
     public record Material(PrivateKey key, List<X509Certificate> chain, List<X509Certificate> authorities) {

@@ -27,7 +27,8 @@ class TlsFilesTest {
     @BeforeAll
     static void certificates() throws Exception {
         KvorumCerts.make(pki, "n1", "n2=db2.example.com");
-        n1 = TlsFiles.load(pki.resolve("n1.pem"), pki.resolve("n1.key"), pki.resolve("ca.pem"));
+        n1 = new TlsFiles(pki.resolve("n1.pem"), pki.resolve("n1.key"), pki.resolve("ca.pem"));
+        n1.material(); // the files load
         try (InputStream in = Files.newInputStream(pki.resolve("n1.pem"))) {
             certificate = (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in);
         }
@@ -65,7 +66,7 @@ class TlsFilesTest {
 
     @Test
     void dnsNamesMatchExactlyOrByAWildcardForOneLabel() throws Exception {
-        TlsFiles n2 = TlsFiles.load(pki.resolve("n2.pem"), pki.resolve("n2.key"), pki.resolve("ca.pem"));
+        TlsFiles n2 = new TlsFiles(pki.resolve("n2.pem"), pki.resolve("n2.key"), pki.resolve("ca.pem"));
 
         assertThat(n2.ownCertificateProblems("db2.example.com", Instant.now())).isEmpty();
         assertThat(n2.ownCertificateProblems("db2.example.co", Instant.now())).hasSize(1);
