@@ -38,6 +38,9 @@ import picocli.CommandLine.Spec;
  * then starts one more node with {@code --join} and times two moments from its launch: accepted
  * (it answers {@code /v0/status}: every member knows it as joining) and joined (every member shows
  * it {@code normal}: its records are in and reads go to it). Writes join.md into the run folder.
+ * With {@code --rate}, a wrk2 load on n1 is measured before the join and from the joiner's launch;
+ * {@code --warmup} runs it unrecorded first, so that the window before the join is not the cluster's
+ * cold first minutes.
  */
 @Command(name = "join", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
         description = "Time a node's join into a loaded local cluster: preload, start a node with --join, "
@@ -74,6 +77,11 @@ final class JoinCommand implements Callable<Integer> {
             defaultValue = "60s", converter = LoadOptions.DurationConverter.class)
     Duration loadDuration;
 
+    @Option(names = "--warmup", description = "With --rate: the same load first, not recorded, so that the window before "
+            + "the join starts on a cluster past its first minutes (JIT, first anti-entropy rounds) (default ${DEFAULT-VALUE}).",
+            defaultValue = "0s", converter = LoadOptions.DurationConverter.class)
+    Duration warmup;
+
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -82,6 +90,15 @@ final class JoinCommand implements Callable<Integer> {
         PrintStream err = System.err;
         if (nodes < 1 || keys < 1 || valueBytes < 1) {
             err.println("kvorum perf join: --nodes, --keys and --value-bytes must be positive");
+            return 2;
+        }
+        Optional<String> timing = LoadOptions.timingProblem(loadDuration, warmup)
+                .map(problem -> problem.replace("--duration", "--load-duration"));
+        if (timing.isEmpty() && rate == null && !warmup.isZero()) {
+            timing = Optional.of("--warmup is the client load before the measured one: it needs --rate");
+        }
+        if (timing.isPresent()) {
+            err.println("kvorum perf join: " + timing.get());
             return 2;
         }
         Optional<LoadTool> tool = LoadTool.findWrk(System.getenv());
@@ -111,6 +128,10 @@ final class JoinCommand implements Callable<Integer> {
             if (fixedRate.isPresent()) {
                 load = new LoadSpec(Workload.MIXED, scriptDir, cluster.coordinator(), (int) Math.min(keys, Integer.MAX_VALUE),
                         valueBytes, null, null, 0, 0.5, rate, loadDuration, 64, 1);
+                if (!warmup.isZero()) {
+                    err.printf("warming up at %,d requests/s for %d s (not recorded) ...%n", rate, warmup.toSeconds());
+                    new LoadRunner(fixedRate.get()).run(load.withDuration(warmup), runDir.resolve("load-warmup.txt"));
+                }
                 err.printf("measuring %,d requests/s for %d s before the join ...%n", rate, loadDuration.toSeconds());
                 before = new LoadRunner(fixedRate.get()).run(load, runDir.resolve("load-before.txt"));
             }
@@ -135,7 +156,9 @@ final class JoinCommand implements Callable<Integer> {
             err.printf("%s normal on every member after %.1f s: %,d records taken%n", joiner, joinedSeconds, taken);
             if (during != null) {
                 lines.add("");
-                lines.add(String.format(Locale.ROOT, "Client load on n1, `%s`:", load.shellLine(fixedRate.get())));
+                lines.add(String.format(Locale.ROOT, "Client load on n1, `%s`%s:", load.shellLine(fixedRate.get()),
+                        warmup.isZero() ? ", from the end of the preload"
+                                : String.format(Locale.ROOT, ", after %d s of it not recorded (--warmup)", warmup.toSeconds())));
                 lines.add("");
                 lines.add("| | requests/s | p50 | p99 | p99.9 | max | errors |");
                 lines.add("|---|---|---|---|---|---|---|");

@@ -62,6 +62,20 @@ class PerfCliTest {
         assertThat(connections.err()).contains("--connections must be positive, got 0").doesNotContain("--keys");
     }
 
+
+    @Test
+    void aJoinsWarmUpNeedsALoadAndTimesThatCannotBeMeasuredAreRefusedBeforeAnyNodeStarts() {
+        Outcome noLoad = execute("join", "--warmup", "30s", "--out", tmp.resolve("no-load").toString());
+        assertThat(noLoad.exitCode()).isEqualTo(2);
+        assertThat(noLoad.err()).contains("--warmup").contains("needs --rate");
+        Outcome negative = execute("join", "--rate", "1000", "--warmup=-1s", "--out", tmp.resolve("negative").toString());
+        assertThat(negative.exitCode()).isEqualTo(2);
+        assertThat(negative.err()).contains("--warmup must be 0s or more");
+        Outcome window = execute("join", "--rate", "1000", "--load-duration=0s", "--out", tmp.resolve("window").toString());
+        assertThat(window.exitCode()).isEqualTo(2);
+        assertThat(window.err()).contains("--load-duration must be positive");
+        assertThat(tmp.resolve("no-load")).doesNotExist();
+    }
     @Test
     void aValueOfTheWrongKindSaysWhatIsTaken() {
         Outcome workload = execute("run", "--rate", "1000", "--workload", "scan");
