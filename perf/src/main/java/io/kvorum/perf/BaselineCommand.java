@@ -94,7 +94,7 @@ abstract class BaselineCommand implements Callable<Integer> {
         if (bodyBytes < 0) {
             return Optional.of("--body-bytes must be 0 or more, got " + bodyBytes);
         }
-        return LoadOptions.timingProblem(duration, warmup);
+        return LoadOptions.timingProblem("--duration", duration, warmup);
     }
 
     /** What is wrong with the subcommand's own options, or empty. */

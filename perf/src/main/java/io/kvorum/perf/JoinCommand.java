@@ -92,8 +92,7 @@ final class JoinCommand implements Callable<Integer> {
             err.println("kvorum perf join: --nodes, --keys and --value-bytes must be positive");
             return 2;
         }
-        Optional<String> timing = LoadOptions.timingProblem(loadDuration, warmup)
-                .map(problem -> problem.replace("--duration", "--load-duration"));
+        Optional<String> timing = LoadOptions.timingProblem("--load-duration", loadDuration, warmup);
         if (timing.isEmpty() && rate == null && !warmup.isZero()) {
             timing = Optional.of("--warmup is the client load before the measured one: it needs --rate");
         }

@@ -142,7 +142,7 @@ final class LoadOptions {
             throw new IllegalArgumentException("--connections (" + connections + ") must be at least --threads (" + threads
                     + "): each thread of the load tool has connections of its own");
         }
-        timingProblem(duration, warmup).ifPresent(problem -> {
+        timingProblem("--duration", duration, warmup).ifPresent(problem -> {
             throw new IllegalArgumentException(problem);
         });
         if (skew < 0 || skew >= 1) {
@@ -154,10 +154,13 @@ final class LoadOptions {
         profileEvents();
     }
 
-    /** What is wrong with a measured run's --duration and --warmup (every command that loads takes both), or empty. */
-    static Optional<String> timingProblem(Duration duration, Duration warmup) {
+    /**
+     * What is wrong with a measured run's length and --warmup (every command that loads takes both),
+     * or empty; {@code durationOption} is the length's option as the command names it.
+     */
+    static Optional<String> timingProblem(String durationOption, Duration duration, Duration warmup) {
         if (duration.isNegative() || duration.isZero()) {
-            return Optional.of("--duration must be positive, got " + duration.toMillis() + " ms");
+            return Optional.of(durationOption + " must be positive, got " + duration.toMillis() + " ms");
         }
         if (warmup.isNegative()) {
             return Optional.of("--warmup must be 0s or more, got " + warmup.toMillis() + " ms");

@@ -62,7 +62,6 @@ class PerfCliTest {
         assertThat(connections.err()).contains("--connections must be positive, got 0").doesNotContain("--keys");
     }
 
-
     @Test
     void aJoinsWarmUpNeedsALoadAndTimesThatCannotBeMeasuredAreRefusedBeforeAnyNodeStarts() {
         Outcome noLoad = execute("join", "--warmup", "30s", "--out", tmp.resolve("no-load").toString());
@@ -76,6 +75,7 @@ class PerfCliTest {
         assertThat(window.err()).contains("--load-duration must be positive");
         assertThat(tmp.resolve("no-load")).doesNotExist();
     }
+
     @Test
     void aValueOfTheWrongKindSaysWhatIsTaken() {
         Outcome workload = execute("run", "--rate", "1000", "--workload", "scan");
