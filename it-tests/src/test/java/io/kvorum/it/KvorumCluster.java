@@ -225,6 +225,9 @@ public final class KvorumCluster implements AutoCloseable {
         env.add("KVORUM_REQUEST_TIMEOUT=" + spec.requestTimeout.toMillis());
         if (!spec.imageJvm) {
             env.add("JDK_JAVA_OPTIONS=" + TEST_JVM_OPTIONS);
+            // For the same reason, no warm-up: its compiled code would be C1's alone here, and five
+            // nodes warming at once on two cores take tens of seconds (docs/operations.md).
+            env.add("KVORUM_WARM_UP=0");
         }
         spec.env.forEach((k, v) -> env.add(k + "=" + v));
         if (spec.isSecured()) {

@@ -103,9 +103,12 @@ public final class KvorumNode implements AutoCloseable {
      */
     public static final int OWN_ENTRY_PORT = -1;
 
-    /** Starts a node on the HTTP port of its own entry in its membership. */
+    /**
+     * Starts a node as {@code java -jar} does: on the HTTP port of its own entry in its membership,
+     * once {@code --warm-up} has compiled its request path ({@link RequestPathWarmup}).
+     */
     public static KvorumNode start(NodeConfig config) throws StartupException {
-        return start(config, OWN_ENTRY_PORT, Clock.SYSTEM);
+        return start(config, OWN_ENTRY_PORT, Clock.SYSTEM, GrpcTransport.FACTORY, true);
     }
 
     /**
@@ -124,6 +127,11 @@ public final class KvorumNode implements AutoCloseable {
      */
     public static KvorumNode start(NodeConfig config, int httpPort, Clock clock, PeerTransport.Factory transports)
             throws StartupException {
+        return start(config, httpPort, clock, transports, false);
+    }
+
+    private static KvorumNode start(NodeConfig config, int httpPort, Clock clock, PeerTransport.Factory transports,
+                                    boolean warmUp) throws StartupException {
         MembershipStore store = new MembershipStore(config.dataDir());
         Membership stored = storedMembership(config, store);
         boolean joining = stored == null && config.join();
@@ -138,7 +146,7 @@ public final class KvorumNode implements AutoCloseable {
         int port = httpPort == OWN_ENTRY_PORT ? member.self().httpPort() : httpPort;
         Lifecycle parts = new Lifecycle();
         try {
-            InetSocketAddress address = wire(member, membership, joining, port, clock, transports, parts);
+            InetSocketAddress address = wire(member, membership, joining, port, clock, transports, warmUp, parts);
             removeLeftovers(store); // the store is open: this process holds the data dir
             if (seeding) {
                 seed(store, membership);
@@ -156,12 +164,16 @@ public final class KvorumNode implements AutoCloseable {
 
     /** Creates and starts every part, adding each to {@code parts}; returns the HTTP address. */
     private static InetSocketAddress wire(NodeConfig config, Membership stored, boolean joining, int httpPort, Clock clock,
-                                          PeerTransport.Factory transports, Lifecycle parts) throws StartupException {
+                                          PeerTransport.Factory transports, boolean warmUp, Lifecycle parts)
+            throws StartupException {
         Tuning tuning = config.tuning();
         NodeMetrics metrics = new NodeMetrics(config.self().id(), config.topology().members().stream().map(ClusterMember::id).toList(),
                 AntiEntropyService.roundOutcomes());
         parts.add("metrics", graceful -> metrics.close());
         StorageService storage = openStorage(config, metrics);
+        if (warmUp) { // the data dir is this process's now; nothing of the node logs or listens yet
+            warmUp(config, httpPort);
+        }
         // Its own thread: a purge pass on the maintenance thread can take minutes.
         ScheduledThreadPoolExecutor diskCheck = NodeThreads.scheduled("disk-check", 1);
         parts.add("disk check", graceful -> diskCheck.shutdownNow());
@@ -297,6 +309,36 @@ public final class KvorumNode implements AutoCloseable {
                 config.fsync() ? ", fsync" : "", tokens != null ? ", " + tokens.size() + " bearer token(s)" : "");
         peers.startHandoff();
         return address;
+    }
+
+    /**
+     * Checks that the node's ports are free, so that a taken one fails the start at once as it
+     * always did, then runs the warm-up; a stop asked for meanwhile ends the start.
+     */
+    private static void warmUp(NodeConfig config, int httpPort) throws StartupException {
+        if (config.warmUpRequests() == 0) {
+            return;
+        }
+        checkFree(config.bindAddress(), config.self().grpcPort(), "gRPC");
+        checkFree(config.bindAddress(), httpPort, "HTTP");
+        try {
+            RequestPathWarmup.run(config);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StartupException("stopped while warming up");
+        }
+    }
+
+    private static void checkFree(String address, int port, String what) throws StartupException {
+        if (port == 0) {
+            return;
+        }
+        try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+            probe.setReuseAddress(true);
+            probe.bind(new InetSocketAddress(address, port));
+        } catch (IOException | RuntimeException e) {
+            throw new StartupException("cannot listen for " + what + " on " + address + ":" + port + ": " + bindFailure(e));
+        }
     }
 
     /**

@@ -46,6 +46,7 @@ public record NodeConfig(
         int storageReaders,
         int maxConnections,
         int httpThreads,
+        int warmUpRequests,
         Duration purgeInterval,
         Duration tombstoneGrace,
         long hintMaxBytesPerPeer,
@@ -66,14 +67,14 @@ public record NodeConfig(
     /** This configuration with other internal tuning (tests). */
     public NodeConfig withTuning(Tuning other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
-                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, purgeInterval,
+                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, warmUpRequests, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, security, other, given);
     }
 
     /** This configuration with other security settings (tests). */
     public NodeConfig withSecurity(Security other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
-                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, purgeInterval,
+                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, warmUpRequests, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, other, tuning, given);
     }
 
@@ -95,7 +96,7 @@ public record NodeConfig(
         return new NodeConfig(m.clusterName(), m.identity(), m.topology(), own, dataDir,
                 bindAddress.equals(self.host()) ? own.host() : bindAddress, m.replicationFactor(), fsync, join,
                 antiEntropyInterval, antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue,
-                storageReaders, maxConnections, httpThreads, purgeInterval, tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset,
+                storageReaders, maxConnections, httpThreads, warmUpRequests, purgeInterval, tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset,
                 security, tuning, given);
     }
 
@@ -216,6 +217,7 @@ public record NodeConfig(
                     intIn(NodeOption.STORAGE_READERS, 1, 256),
                     intIn(NodeOption.MAX_CONNECTIONS, 1, 10_000_000),
                     intIn(NodeOption.HTTP_THREADS, 0, 256),
+                    intIn(NodeOption.WARM_UP, 0, 1_000_000),
                     millis(NodeOption.PURGE_INTERVAL, 1),
                     millis(NodeOption.TOMBSTONE_GRACE, 0),
                     longIn(NodeOption.HINT_MAX_BYTES_PER_PEER, 0, Long.MAX_VALUE),

@@ -55,6 +55,10 @@ public enum NodeOption {
                     + "Lowered at start, with a warning, to the process's open-file limit less 2560 kept for storage and peers."),
     HTTP_THREADS("http-threads", "N", "0",
             "Netty event-loop threads, shared by HTTP and the gRPC traffic between nodes; 0 means one per core."),
+    WARM_UP("warm-up", "N", "3000",
+            "Requests a starting node sends through a throwaway two-node copy of its request path (in its own JVM, "
+                    + "on loopback ports, with its store in a folder of the data dir that is deleted afterwards) before it "
+                    + "serves, so that its first clients meet compiled code; bounded by 30 s. 0 turns it off."),
     PURGE_INTERVAL("purge-interval", "MS", "60000",
             "How often expired values and old tombstones are purged from storage, in milliseconds."),
     TOMBSTONE_GRACE("tombstone-grace", "MS", "864000000",
