@@ -197,6 +197,16 @@ public record NodeConfig(
                 throw new ConfigException(name(NodeOption.CLUSTER_NAME) + " '" + clusterName
                         + "' is not a cluster name: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
             }
+            Duration tombstoneGrace = millis(NodeOption.TOMBSTONE_GRACE, 1);
+            Duration hintMaxAge = millis(NodeOption.HINT_MAX_AGE, 0);
+            // A hint outliving the grace would be delivered after the tombstones of its key may be
+            // purged everywhere: it would write back a value that was deleted (docs/operations.md).
+            if (!hintMaxAge.isZero() && hintMaxAge.compareTo(tombstoneGrace) >= 0) {
+                throw new ConfigException(name(NodeOption.HINT_MAX_AGE) + " (" + hintMaxAge.toMillis()
+                        + " ms) must be below " + name(NodeOption.TOMBSTONE_GRACE) + " (" + tombstoneGrace.toMillis()
+                        + " ms): a hint delivered after a delete's tombstone is purged brings the deleted value back; "
+                        + "lower " + name(NodeOption.HINT_MAX_AGE) + " or turn hinted handoff off with 0");
+            }
             return new NodeConfig(
                     clusterName,
                     ClusterIdentity.of(clusterName, topology, rf),
@@ -219,9 +229,9 @@ public record NodeConfig(
                     intIn(NodeOption.HTTP_THREADS, 0, 256),
                     intIn(NodeOption.WARM_UP, 0, 1_000_000),
                     millis(NodeOption.PURGE_INTERVAL, 1),
-                    millis(NodeOption.TOMBSTONE_GRACE, 0),
+                    tombstoneGrace,
                     longIn(NodeOption.HINT_MAX_BYTES_PER_PEER, 0, Long.MAX_VALUE),
-                    millis(NodeOption.HINT_MAX_AGE, 0),
+                    hintMaxAge,
                     millis(NodeOption.MAX_CLOCK_OFFSET, 0),
                     security(),
                     Tuning.DEFAULTS,

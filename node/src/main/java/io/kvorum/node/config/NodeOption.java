@@ -62,13 +62,14 @@ public enum NodeOption {
     PURGE_INTERVAL("purge-interval", "MS", "60000",
             "How often expired values and old tombstones are purged from storage, in milliseconds."),
     TOMBSTONE_GRACE("tombstone-grace", "MS", "864000000",
-            "How long a tombstone is kept before it may be purged (10 days); repair must run within it."),
+            "How long a tombstone is kept before it may be purged (10 days); at least 1, and above --hint-max-age; "
+                    + "repair must run within it."),
     HINT_MAX_BYTES_PER_PEER("hint-max-bytes-per-peer", "N", "268435456",
             "Largest size of the hints a coordinator keeps for one unreachable peer (256 MiB); "
                     + "beyond it new hints are dropped and logged."),
     HINT_MAX_AGE("hint-max-age", "MS", "10800000",
             "How long a hint waits for its peer before it is dropped and logged (3 hours); "
-                    + "keep it below --tombstone-grace; 0 turns hinted handoff off."),
+                    + "must be below --tombstone-grace; 0 turns hinted handoff off."),
     MAX_CLOCK_OFFSET("max-clock-offset", "MS", "500",
             "Most a node's wall clock may differ from most of its peers' (measured by heartbeats) while it stamps writes; "
                     + "beyond it the node answers writes 503, as their timestamps would misorder them; 0 turns the check off."),

@@ -102,7 +102,8 @@ class NodeConfigTest {
                 NodeOption.STORAGE_READERS, "256",
                 NodeOption.HTTP_THREADS, "3",
                 NodeOption.PURGE_INTERVAL, "1",
-                NodeOption.TOMBSTONE_GRACE, "0");
+                NodeOption.TOMBSTONE_GRACE, "1",
+                NodeOption.HINT_MAX_AGE, "0");
         assertThat(c.self().id()).isEqualTo("n3");
         assertThat(c.dataDir()).isEqualTo(Path.of("/var/lib/kvorum"));
         assertThat(c.bindAddress()).isEqualTo("0.0.0.0");
@@ -115,7 +116,15 @@ class NodeConfigTest {
         assertThat(c.storageReaders()).isEqualTo(256);
         assertThat(c.httpThreads()).isEqualTo(3);
         assertThat(c.purgeInterval()).isEqualTo(Duration.ofMillis(1));
-        assertThat(c.tombstoneGrace()).isEqualTo(Duration.ZERO);
+        assertThat(c.tombstoneGrace()).isEqualTo(Duration.ofMillis(1));
+        assertThat(c.hintedHandoff()).isFalse();
+    }
+
+    @Test
+    void hintsMayLiveUpToJustBelowTheTombstoneGrace() throws ConfigException {
+        NodeConfig c = parse(NodeOption.TOMBSTONE_GRACE, "60000", NodeOption.HINT_MAX_AGE, "59999");
+        assertThat(c.hintMaxAge()).isEqualTo(Duration.ofMillis(59_999));
+        assertThat(c.tombstoneGrace()).isEqualTo(Duration.ofMinutes(1));
     }
 
     @Test
@@ -174,7 +183,11 @@ class NodeConfigTest {
                 Arguments.of(NodeOption.HTTP_THREADS, "257"),
                 Arguments.of(NodeOption.PURGE_INTERVAL, "0"),
                 Arguments.of(NodeOption.TOMBSTONE_GRACE, "-1"),
-                Arguments.of(NodeOption.TOMBSTONE_GRACE, "ten days"));
+                Arguments.of(NodeOption.TOMBSTONE_GRACE, "ten days"),
+                // a tombstone purged at once, or before a hint of its key expires, lets a deleted value come back
+                Arguments.of(NodeOption.TOMBSTONE_GRACE, "0"),
+                Arguments.of(NodeOption.TOMBSTONE_GRACE, "10800000"),
+                Arguments.of(NodeOption.HINT_MAX_AGE, "864000000"));
     }
 
     @ParameterizedTest(name = "{0}={1}")
