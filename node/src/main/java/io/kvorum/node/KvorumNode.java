@@ -44,6 +44,7 @@ import io.kvorum.node.util.WheelRequestTimer;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
@@ -54,6 +55,7 @@ import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -171,9 +173,6 @@ public final class KvorumNode implements AutoCloseable {
                 AntiEntropyService.roundOutcomes());
         parts.add("metrics", graceful -> metrics.close());
         StorageService storage = openStorage(config, metrics);
-        if (warmUp) { // the data dir is this process's now; nothing of the node logs or listens yet
-            warmUp(config, httpPort);
-        }
         // Its own thread: a purge pass on the maintenance thread can take minutes.
         ScheduledThreadPoolExecutor diskCheck = NodeThreads.scheduled("disk-check", 1);
         parts.add("disk check", graceful -> diskCheck.shutdownNow());
@@ -181,6 +180,9 @@ public final class KvorumNode implements AutoCloseable {
         StorageExecutors executors = new StorageExecutors(tuning.executorStopWait());
         parts.add("storage", graceful -> executors.closeWhenStopped(storage));
         parts.add("storage-reading executors", graceful -> executors.stop());
+        if (warmUp) { // the data dir is this process's now, and closes with it; nothing listens yet
+            warmUp(config, httpPort);
+        }
         WheelRequestTimer deadlines = new WheelRequestTimer();
         parts.add("request timer", graceful -> deadlines.close());
         EventLoops loops = EventLoops.create(config.httpThreads());
@@ -312,31 +314,53 @@ public final class KvorumNode implements AutoCloseable {
     }
 
     /**
-     * Checks that the node's ports are free, so that a taken one fails the start at once as it
-     * always did, then runs the warm-up; a stop asked for meanwhile ends the start.
+     * Holds the node's ports while the warm-up runs, so that a port in use fails the start at once
+     * as it always did, and neither the warm-up's own sockets nor anything else can take them
+     * meanwhile; a stop asked for during the warm-up ends the start.
      */
     private static void warmUp(NodeConfig config, int httpPort) throws StartupException {
         if (config.warmUpRequests() == 0) {
             return;
         }
-        checkFree(config.bindAddress(), config.self().grpcPort(), "gRPC");
-        checkFree(config.bindAddress(), httpPort, "HTTP");
+        List<ServerSocket> held = new ArrayList<>();
         try {
+            hold(held, config.bindAddress(), config.self().grpcPort(), "gRPC");
+            hold(held, config.bindAddress(), httpPort, "HTTP");
             RequestPathWarmup.run(config);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new StartupException("stopped while warming up");
+        } finally {
+            for (ServerSocket s : held) {
+                try {
+                    s.close();
+                } catch (IOException e) {
+                    log.debug("closing a held port", e);
+                }
+            }
         }
     }
 
-    private static void checkFree(String address, int port, String what) throws StartupException {
+    /** Binds {@code port} (0: none to hold) and adds its socket to {@code held}. */
+    private static void hold(List<ServerSocket> held, String address, int port, String what)
+            throws StartupException {
         if (port == 0) {
             return;
         }
-        try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
-            probe.setReuseAddress(true);
-            probe.bind(new InetSocketAddress(address, port));
+        ServerSocket socket = null;
+        try {
+            socket = new ServerSocket();
+            socket.setReuseAddress(true); // as the node's own listeners: a port in TIME_WAIT is free
+            socket.bind(new InetSocketAddress(address, port));
+            held.add(socket);
         } catch (IOException | RuntimeException e) {
+            if (socket != null) {
+                try {
+                    socket.close();
+                } catch (IOException ignored) {
+                    // it never listened
+                }
+            }
             throw new StartupException("cannot listen for " + what + " on " + address + ":" + port + ": " + bindFailure(e));
         }
     }

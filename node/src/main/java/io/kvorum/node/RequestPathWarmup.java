@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -62,7 +63,7 @@ final class RequestPathWarmup {
     /** Connections that send requests at once. */
     private static final int CONNECTIONS = 8;
     /** Requests on one connection before it is replaced, so that accepting connections gets warm too. */
-    private static final int REQUESTS_PER_CONNECTION = 25;
+    private static final int REQUESTS_PER_CONNECTION = 50;
     /** Keys each connection cycles through: reads find most of them, some deleted. */
     private static final int KEYS_PER_CONNECTION = 32;
     /** The rig's request timeout: a cold rig must answer, not time out, to run the path that succeeds. */
@@ -109,19 +110,21 @@ final class RequestPathWarmup {
         AtomicInteger sent = new AtomicInteger();
         String stoppedBecause;
         long rigStartMillis = 0;
-        Quiet quiet = Quiet.logsOf("io.kvorum", "io.grpc", "io.netty");
+        Quiet.enter();
         try {
-            deleteFolder(); // left by a start that was killed while it warmed up
-            rig.addAll(startRig());
-            rigStartMillis = elapsedMillis(start);
-            stoppedBecause = send(rig, deadline, sent);
-        } catch (KvorumNode.StartupException | ConfigException | IOException | UncheckedIOException e) {
-            stoppedBecause = "the throwaway cluster did not start: " + e.getMessage();
-        } finally {
-            for (KvorumNode n : rig) {
-                n.kill(); // nothing in it is worth a graceful stop; its folder goes next
+            try {
+                deleteFolder(); // left by a start that was killed while it warmed up
+                rig.addAll(startRig(deadline));
+                rigStartMillis = elapsedMillis(start);
+                stoppedBecause = send(rig, deadline, sent);
+            } finally {
+                killAll(rig); // nothing in it is worth a graceful stop; its folder goes next
             }
-            quiet.restore();
+        } catch (KvorumNode.StartupException | ConfigException | IOException | RuntimeException e) {
+            // The warm-up makes a start faster, never fail: whatever went wrong, the node starts.
+            stoppedBecause = "the throwaway cluster failed: " + e;
+        } finally {
+            Quiet.exit();
             try {
                 deleteFolder();
             } catch (IOException | UncheckedIOException e) {
@@ -168,9 +171,10 @@ final class RequestPathWarmup {
 
     /**
      * Starts the rig's nodes together (each waits in its start for the others to answer): two, or
-     * one for a node that has no peers, whose requests never cross gRPC.
+     * one for a node that has no peers, whose requests never cross gRPC. A start that completes
+     * after the others failed or the deadline passed stops its node itself.
      */
-    private List<KvorumNode> startRig() throws KvorumNode.StartupException, ConfigException, IOException,
+    private List<KvorumNode> startRig(long deadline) throws KvorumNode.StartupException, ConfigException, IOException,
             InterruptedException {
         int size = node.topology().size() > 1 ? 2 : 1;
         int[] ports = freeLoopbackPorts(2 * size);
@@ -178,16 +182,29 @@ final class RequestPathWarmup {
         for (int i = 0; i < size; i++) {
             members.add("w" + (i + 1) + "=127.0.0.1:" + ports[2 * i] + ":" + ports[2 * i + 1]);
         }
-        ExecutorService starter = NodeThreads.bounded("warm-up-start", size, size);
+        List<NodeConfig> configs = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            configs.add(rigConfig(String.join(",", members), "w" + (i + 1)));
+        }
+        ThreadPoolExecutor starter = NodeThreads.bounded("warm-up-start", size, size);
+        Object lock = new Object();
+        boolean[] abandoned = {false}; // guarded by lock
         List<Future<KvorumNode>> starts = new ArrayList<>();
         List<KvorumNode> started = new ArrayList<>();
         boolean complete = false;
         try {
-            for (int i = 0; i < size; i++) {
-                NodeConfig config = rigConfig(String.join(",", members), "w" + (i + 1));
-                starts.add(starter.submit(() -> KvorumNode.start(config, KvorumNode.OWN_ENTRY_PORT, Clock.SYSTEM)));
+            for (NodeConfig config : configs) {
+                starts.add(starter.submit(() -> {
+                    KvorumNode n = KvorumNode.start(config, KvorumNode.OWN_ENTRY_PORT, Clock.SYSTEM);
+                    synchronized (lock) {
+                        if (abandoned[0]) {
+                            n.kill();
+                            return null;
+                        }
+                    }
+                    return n;
+                }));
             }
-            long deadline = System.nanoTime() + TIME_BOUND.toNanos();
             for (Future<KvorumNode> start : starts) {
                 try {
                     started.add(start.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
@@ -195,17 +212,44 @@ final class RequestPathWarmup {
                     throw e.getCause() instanceof KvorumNode.StartupException s
                             ? s : new KvorumNode.StartupException(String.valueOf(e.getCause()));
                 } catch (TimeoutException e) {
-                    throw new KvorumNode.StartupException("it did not start within " + TIME_BOUND.toSeconds() + " s");
+                    throw new KvorumNode.StartupException("it did not start in the warm-up's time bound");
                 }
             }
             complete = true;
             return started;
         } finally {
-            if (!complete) { // a failed or interrupted start: stop what did start, and what still starts
-                starts.forEach(f -> f.cancel(true));
-                started.forEach(KvorumNode::kill);
-            }
             starter.shutdown();
+            if (!complete) { // stop what did start, and what still starts once it has
+                synchronized (lock) {
+                    abandoned[0] = true;
+                }
+                starts.forEach(f -> f.cancel(true));
+                killAll(started);
+                starts.stream().filter(f -> f.isDone() && !f.isCancelled()).forEach(f -> {
+                    try {
+                        KvorumNode n = f.get();
+                        if (n != null && !started.contains(n)) {
+                            n.kill();
+                        }
+                    } catch (ExecutionException | InterruptedException | java.util.concurrent.CancellationException e) {
+                        // it did not start: nothing to stop
+                    }
+                });
+                // Before the folder is deleted: a start still under way writes into it.
+                if (!starter.awaitTermination(TIME_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
+                    log.warn("a node of the warm-up's throwaway cluster is still starting; its folder may stay behind");
+                }
+            }
+        }
+    }
+
+    private static void killAll(List<KvorumNode> nodes) {
+        for (KvorumNode n : nodes) {
+            try {
+                n.kill();
+            } catch (RuntimeException e) {
+                log.debug("stopping a node of the warm-up's throwaway cluster", e);
+            }
         }
     }
 
@@ -269,7 +313,6 @@ final class RequestPathWarmup {
                           AtomicInteger sent) throws IOException {
         byte[] small = value(100, connection);
         byte[] large = value(4096, connection);
-        int timeoutMillis = (int) RIG_REQUEST_TIMEOUT.toMillis() * 2;
         String quorum = rig.size() > 1 ? "&ack=2&from=2" : "";
         WarmupConnection http = null;
         try {
@@ -283,7 +326,9 @@ final class RequestPathWarmup {
                         http.close();
                     }
                     KvorumNode coordinator = rig.get((connection + i / REQUESTS_PER_CONNECTION) % rig.size());
-                    http = new WarmupConnection(coordinator.httpAddress(), timeoutMillis);
+                    long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                    http = new WarmupConnection(coordinator.httpAddress(),
+                            (int) Math.max(1, Math.min(RIG_REQUEST_TIMEOUT.toMillis() * 2, left)));
                 }
                 String key = "/v0/entity?id=warm-up%2F" + connection + "%2F" + (i % KEYS_PER_CONNECTION);
                 switch (i % 8) {
@@ -342,38 +387,45 @@ final class RequestPathWarmup {
     }
 
     /**
-     * Raises the named loggers to ERROR while the rig runs, so that its nodes' own lines (serving,
-     * membership seeded, stopping) do not read as this node's; the process's own loggers (signals,
-     * this class) keep their level. {@link #restore} puts everything back. Without logback
-     * underneath, it does nothing.
+     * Raises the loggers of Kvorum, gRPC and Netty to ERROR while a rig runs, so that its nodes'
+     * own lines (serving, membership seeded, stopping) do not read as this node's; the process's
+     * own loggers (signals, this class) keep their level. Counted: warm-ups that overlap (nodes
+     * started together in one JVM, in tests) share it, and the last to leave restores the levels.
      */
-    private static final class Quiet {
-        private static final List<Class<?>> KEEP = List.of(RequestPathWarmup.class, ShutdownSignals.class, Main.class);
-        private final List<Runnable> restores = new ArrayList<>();
+    static final class Quiet {
+        private static final List<String> QUIETED = List.of("io.kvorum", "io.grpc", "io.netty");
+        private static final List<Class<?>> KEPT = List.of(RequestPathWarmup.class, ShutdownSignals.class, Main.class);
+        private static final List<Runnable> restores = new ArrayList<>(); // guarded by Quiet.class
+        private static int users; // guarded by Quiet.class
 
-        static Quiet logsOf(String... names) {
-            Quiet q = new Quiet();
-            for (Class<?> kept : KEEP) {
+        static synchronized void enter() {
+            if (users++ > 0) {
+                return;
+            }
+            for (Class<?> kept : KEPT) {
                 if (LoggerFactory.getLogger(kept) instanceof ch.qos.logback.classic.Logger logger) {
-                    q.set(logger, logger.getEffectiveLevel());
+                    set(logger, logger.getEffectiveLevel());
                 }
             }
-            for (String name : names) {
+            for (String name : QUIETED) {
                 if (LoggerFactory.getLogger(name) instanceof ch.qos.logback.classic.Logger logger) {
-                    q.set(logger, ch.qos.logback.classic.Level.ERROR);
+                    set(logger, ch.qos.logback.classic.Level.ERROR);
                 }
             }
-            return q;
         }
 
-        private void set(ch.qos.logback.classic.Logger logger, ch.qos.logback.classic.Level level) {
+        static synchronized void exit() {
+            if (--users > 0) {
+                return;
+            }
+            restores.forEach(Runnable::run);
+            restores.clear();
+        }
+
+        private static void set(ch.qos.logback.classic.Logger logger, ch.qos.logback.classic.Level level) {
             ch.qos.logback.classic.Level before = logger.getLevel();
             logger.setLevel(level);
             restores.add(() -> logger.setLevel(before));
-        }
-
-        void restore() {
-            restores.forEach(Runnable::run);
         }
     }
 }

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * The warm-up of a starting node (docs/operations.md, "Start-up and readiness") sends its requests
@@ -64,6 +65,8 @@ class RequestPathWarmupTest {
     void aWarmedClusterHoldsAndCountsNothingOfItsWarmUp() throws Exception {
         int[] ports = Ports.freePorts(4);
         String cluster = "n1=127.0.0.1:" + ports[0] + ":" + ports[1] + ",n2=127.0.0.1:" + ports[2] + ":" + ports[3];
+        ch.qos.logback.classic.Logger kvorumLogs = (ch.qos.logback.classic.Logger) LoggerFactory.getLogger("io.kvorum");
+        ch.qos.logback.classic.Level levelBefore = kvorumLogs.getEffectiveLevel();
         // Started as java -jar starts them (KvorumNode.start(config): with the warm-up), together.
         NodeConfig first = config(cluster, "n1");
         NodeConfig other = config(cluster, "n2");
@@ -71,6 +74,8 @@ class RequestPathWarmupTest {
         nodes.add(start(first));
         nodes.add(second.get(90, TimeUnit.SECONDS));
 
+        assertThat(kvorumLogs.getEffectiveLevel()).as("the level of Kvorum's logs once both warm-ups, which overlap, ended")
+                .isEqualTo(levelBefore);
         for (int i = 0; i < nodes.size(); i++) {
             String base = "http://127.0.0.1:" + nodes.get(i).httpAddress().getPort();
             String metrics = get(base + "/metrics").body();
@@ -97,6 +102,19 @@ class RequestPathWarmupTest {
         assertThat(repair.statusCode()).as(repair.body()).isEqualTo(200);
         assertThat(repair.body()).as("an anti-entropy round between two empty stores repairs nothing")
                 .doesNotContainPattern("\"(recordsSent|recordsReceived|bucketsDiffering)\":[1-9]");
+    }
+
+    /** Overlapping warm-ups (nodes started together in one JVM) leave the log levels as they found them. */
+    @Test
+    void theLastWarmUpToEndRestoresTheLogLevels() {
+        ch.qos.logback.classic.Logger kvorumLogs = (ch.qos.logback.classic.Logger) LoggerFactory.getLogger("io.kvorum");
+        ch.qos.logback.classic.Level before = kvorumLogs.getLevel();
+        RequestPathWarmup.Quiet.enter();
+        RequestPathWarmup.Quiet.enter();
+        RequestPathWarmup.Quiet.exit(); // the first to start ends first
+        assertThat(kvorumLogs.getLevel()).as("while one warm-up still runs").isEqualTo(ch.qos.logback.classic.Level.ERROR);
+        RequestPathWarmup.Quiet.exit();
+        assertThat(kvorumLogs.getLevel()).as("once both ended").isEqualTo(before);
     }
 
     private KvorumNode start(NodeConfig config) {
