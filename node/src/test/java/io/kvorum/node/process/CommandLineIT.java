@@ -210,6 +210,40 @@ class CommandLineIT {
         }
     }
 
+    /** The warm-up holds the node's ports: one in use fails the start at once, before any warm-up. */
+    @Test
+    void aPortInUseIsRejectedBeforeTheWarmUp() throws IOException {
+        int[] p = Ports.freePorts(2);
+        try (ServerSocket holder = new ServerSocket(p[1], 50, InetAddress.getLoopbackAddress())) {
+            NodeJvm node = nodes.launch("grpc-port-in-use").workDir(workDir)
+                    .args("--cluster", clusterMember("n1", p[0], p[1]), "--data-dir", tmp.resolve("data").toString(),
+                            "--warm-up", "100000")
+                    .start();
+            assertRejected("gRPC port in use", node, List.of("gRPC", Integer.toString(holder.getLocalPort())));
+            assertThat(node.stdout()).as("the log\n%s", node.describe()).doesNotContain("warming the request path");
+        }
+    }
+
+    /**
+     * SIGTERM while the node warms up stops it at once with status 0, and leaves no throwaway
+     * store behind; the node's own data dir is its own again for the next start.
+     */
+    @Test
+    void sigtermDuringTheWarmUpStopsTheNode() throws Exception {
+        int[] p = Ports.freePorts(2);
+        Path dataDir = tmp.resolve("data");
+        List<String> args = List.of("--cluster", clusterMember("n1", p[0], p[1]), "--data-dir", dataDir.toString());
+        NodeJvm node = nodes.launch("warming").workDir(workDir).args(args).args("--warm-up", "1000000").start();
+        Await.until("the warm-up to start", Duration.ofSeconds(60), () -> node.stdout().contains("warming the request path"),
+                node::describe);
+
+        assertStopsOnSigterm(node);
+        assertThat(node.stdout()).as("the log\n%s", node.describe()).contains("node stopped before it had started")
+                .doesNotContain("serving");
+        assertThat(dataDir.resolve("warm-up")).as("the throwaway cluster's stores").doesNotExist();
+        nodes.launch("after-warming").workDir(workDir).args(args).args("--warm-up", "100").startReady(p[0]);
+    }
+
     /**
      * SPEC §8: "--cluster seeds it on a node's first start". A start that failed (here, its HTTP
      * port was taken) is not that first start: the corrected command line is what the node then

@@ -73,7 +73,9 @@ final class NodeProcesses implements AfterEachCallback {
             throw new UncheckedIOException(e);
         }
         String base = String.format("%02d-%s", sequence.incrementAndGet(), name);
-        return NodeJvm.launch(name).jar(jar()).withoutInheritedNodeSettings()
+        // No warm-up (docs/operations.md, "Start-up and readiness") unless a test asks for it with
+        // --warm-up: it adds seconds to every start, and the tests that need it say so.
+        return NodeJvm.launch(name).jar(jar()).withoutInheritedNodeSettings().env("KVORUM_WARM_UP", "0")
                 .output(logs.resolve(base + ".out"), logs.resolve(base + ".err"))
                 .whenStarted(p -> {
                     started.add(p);
