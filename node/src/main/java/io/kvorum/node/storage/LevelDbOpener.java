@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The one place that opens a LevelDB database, so that every database of the node (records,
  * hints) gets the same options: created if missing, paranoid checks (a corrupt file fails the open
- * rather than being read) except to recover from a torn log tail, Snappy compression. Callers
+ * rather than being read) except to recover from a torn log tail ({@link LevelDbLogScan}), Snappy
+ * compression. Callers
  * choose only the memory it may use. A directory that holds LevelDB's files but lost its
  * {@code CURRENT} is refused ({@link DamagedStoreException}): LevelDB would create a new, empty
  * database there and delete the old tables as obsolete.
@@ -70,7 +71,14 @@ public final class LevelDbOpener {
             }
             // LevelDB appends its log through a memory map: a process killed in the middle of a
             // write leaves a torn last record, which paranoid checks refuse. That write never
-            // returned, so it was never acknowledged; recovery without them drops it and keeps the rest.
+            // returned, so it was never acknowledged; recovery without them drops it and keeps the
+            // rest. Damage with whole records after it is not that: recovery would drop
+            // acknowledged writes, so the store is refused, to be salvaged knowingly.
+            String damage = LevelDbLogScan.damageBeforeTheEnd(dir);
+            if (damage != null) {
+                throw new DamagedStoreException(dir + ": " + e.getMessage() + "; " + damage
+                        + ", so this is not a write cut short by a kill: opening it would drop acknowledged writes");
+            }
             log.warn("{}: {}; opening it again without paranoid checks, which drops a torn record at the end of "
                     + "its log (a write cut short when the process was killed)", dir, e.getMessage());
             return factory.open(dir.toFile(), options.paranoidChecks(false));

@@ -101,6 +101,35 @@ class StoreRepairTest {
         assertThat(StoreRepair.repair(dataDir).records()).isEqualTo(RECORDS);
     }
 
+    /**
+     * Damage in the middle of the log (not a write torn by a kill): the store refuses to open,
+     * rather than drop the acknowledged writes LevelDB would skip, and the repair salvages it,
+     * losing only the batch whose bytes were damaged.
+     */
+    @Test
+    void aLogDamagedBeforeItsEndIsRefusedAndTheRepairKeepsAllButTheDamagedBatch() throws IOException {
+        writeRecords();
+        Path log;
+        try (Stream<Path> files = Files.list(records())) {
+            log = files.filter(p -> p.toString().endsWith(".log")).max(Comparator.naturalOrder()).orElseThrow();
+        }
+        try (RandomAccessFile file = new RandomAccessFile(log.toFile(), "rw")) {
+            assertThat(file.length()).as("the log holds the writes since the last table").isGreaterThan(1 << 20);
+            file.seek(file.length() / 2);
+            file.write(new byte[] {1, 2, 3, 4, 5, 6, 7, 8});
+        }
+
+        assertThatThrownBy(() -> LevelDbStore.open(records(), false, 8 << 20, true))
+                .isInstanceOf(DamagedStoreException.class).hasMessageContaining("would drop acknowledged writes");
+
+        StoreRepair.Outcome outcome = StoreRepair.repair(dataDir);
+        assertThat(outcome.records()).as("every record but those of the damaged batch of 500")
+                .isLessThan(RECORDS).isGreaterThanOrEqualTo(RECORDS - 500);
+        try (LevelDbStore store = LevelDbStore.open(records(), false, 8 << 20, true)) {
+            assertThat(count(store)).isEqualTo(outcome.records());
+        }
+    }
+
     /** The names of the store's tables and logs. */
     private List<String> dataFiles() throws IOException {
         try (Stream<Path> files = Files.list(records())) {
