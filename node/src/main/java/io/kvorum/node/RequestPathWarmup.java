@@ -22,6 +22,7 @@ import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -60,6 +61,8 @@ final class RequestPathWarmup {
     static final String FOLDER = "warm-up";
     /** The most a warm-up takes, the rig's start and stop included. */
     static final Duration TIME_BOUND = Duration.ofSeconds(30);
+    /** How long a failed warm-up waits for a rig node still starting, before it deletes their folder. */
+    private static final Duration ABANDONED_START_WAIT = Duration.ofSeconds(3);
     /** Connections that send requests at once. */
     private static final int CONNECTIONS = 8;
     /** Requests on one connection before it is replaced, so that accepting connections gets warm too. */
@@ -231,13 +234,21 @@ final class RequestPathWarmup {
                         if (n != null && !started.contains(n)) {
                             n.kill();
                         }
-                    } catch (ExecutionException | InterruptedException | java.util.concurrent.CancellationException e) {
+                    } catch (ExecutionException | InterruptedException | CancellationException e) {
                         // it did not start: nothing to stop
                     }
                 });
-                // Before the folder is deleted: a start still under way writes into it.
-                if (!starter.awaitTermination(TIME_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
-                    log.warn("a node of the warm-up's throwaway cluster is still starting; its folder may stay behind");
+                // Before the folder is deleted: a start still under way writes into it. Briefly: a
+                // stop asked for meanwhile must still end the process within its bound.
+                boolean ended = false;
+                try {
+                    ended = starter.awaitTermination(ABANDONED_START_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                if (!ended) {
+                    log.warn("a node of the warm-up's throwaway cluster is still starting; its folder may stay behind "
+                            + "until the next start");
                 }
             }
         }
