@@ -77,7 +77,7 @@ final class BearerTokens {
      * changed. Reading a file of a few bytes once a second costs a request nothing measurable, and,
      * unlike a modification time, never misses a rewrite. While the file is missing, unreadable, or
      * holds no single valid token (an editor rewriting it in place), the token read before is kept,
-     * as a node keeps its tokens (SPEC §7). Thread-safe: one caller at a time re-reads, the others
+     * as a node keeps its tokens (docs/operations.md#security). Thread-safe: one caller at a time re-reads, the others
      * take the token read before.
      */
     private static final class TokenFile implements Supplier<String> {

@@ -61,7 +61,7 @@ final class Endpoint {
     private final ClientSettings settings;
     private final EventLoopGroup group;
     private final Bootstrap bootstrap;
-    /** Host alone: what {@code GET /v0/status} carries, which needs no token (SPEC §7). */
+    /** Host alone: what {@code GET /v0/status} carries, which needs no token (docs/operations.md#security). */
     private final HttpHeaders anonymous;
     /** The headers of the token last sent, kept while the token source gives the same one. */
     private volatile Authorized authorized;

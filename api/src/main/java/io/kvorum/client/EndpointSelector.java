@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Chooses the node that coordinates a request. Any node coordinates any request (SPEC §2), so
+ * Chooses the node that coordinates a request. Any node coordinates any request (docs/http-api.md), so
  * the default is {@link #roundRobin()}; a token-aware selector can instead pick one of the key's
  * replicas and save the coordinator a hop.
  *

@@ -39,7 +39,7 @@ final class Exchange {
         });
     }
 
-    /** Whether this is {@code GET /v0/status}, the one request that needs no token (SPEC §7). */
+    /** Whether this is {@code GET /v0/status}, the one request that needs no token (docs/operations.md#security). */
     boolean isStatus() {
         return method == HttpMethod.GET && target.equals("/v0/status");
     }

@@ -38,7 +38,7 @@ import java.util.function.Supplier;
 import javax.net.ssl.SSLException;
 
 /**
- * A driver for a Kvorum cluster's HTTP API (SPEC §2): any node coordinates any request, so the
+ * A driver for a Kvorum cluster's HTTP API (docs/http-api.md): any node coordinates any request, so the
  * client spreads requests over the endpoints it was given, fails over when one is down and
  * retries what may be retried. Thread-safe; share one instance per process and close it.
  *
@@ -100,7 +100,7 @@ import javax.net.ssl.SSLException;
  * connection of their own.
  *
  * <h2>Membership</h2>
- * A client built with {@link Builder#routeToReplicas()} follows the cluster's membership (SPEC §8):
+ * A client built with {@link Builder#routeToReplicas()} follows the cluster's membership (docs/operations.md#growing-and-shrinking-a-cluster):
  * every {@link Builder#membershipRefreshInterval} it reads {@code GET /v0/cluster} from one of its
  * nodes and, when the epoch is newer, routes over that membership's normal members from the next
  * attempt on (a retry included). Other clients keep the endpoints they were given.
@@ -265,7 +265,7 @@ public final class KvorumClient implements AutoCloseable {
         return BlockingKvorumClient.await(this, call.result);
     }
 
-    /** The membership as a node (the one the selector picks) describes it: {@code GET /v0/cluster}, SPEC §8. */
+    /** The membership as a node (the one the selector picks) describes it: {@code GET /v0/cluster}, docs/operations.md#growing-and-shrinking-a-cluster. */
     public CompletableFuture<ClusterView> cluster() {
         ensureOpen();
         Call<Response, ClusterView> call = call(null, settings.requestTimeout(), "GET /v0/cluster",
@@ -280,7 +280,7 @@ public final class KvorumClient implements AutoCloseable {
 
     /**
      * Whether a node (the one the selector picks) answers {@code GET /v0/status} with 200. The
-     * status needs no token (SPEC §7): true says a node serves, not that this client's
+     * status needs no token (docs/operations.md#security): true says a node serves, not that this client's
      * {@linkplain Builder#bearerToken token} is valid; a call with a bad one fails with {@link UnauthorizedException}.
      */
     public CompletableFuture<Boolean> isReady() {
@@ -703,7 +703,7 @@ public final class KvorumClient implements AutoCloseable {
 
         /**
          * Sent as {@code Authorization: Bearer <token>} with every request but {@code GET
-         * /v0/status} (which needs none, SPEC §7); never logged. For a token that changes while the
+         * /v0/status} (which needs none, docs/operations.md#security); never logged. For a token that changes while the
          * client runs, see {@link #bearerTokenFile} and {@link #bearerToken(Supplier)}.
          */
         public Builder bearerToken(String token) {

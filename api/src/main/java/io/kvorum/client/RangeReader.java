@@ -40,7 +40,7 @@ import java.util.stream.Stream;
 import java.util.stream.StreamSupport;
 
 /**
- * Reads a range answer (SPEC §4) entry by entry as the node streams it. Each HTTP chunk is one
+ * Reads a range answer (docs/http-api.md (ranges)) entry by entry as the node streams it. Each HTTP chunk is one
  * entry, {@code <key>\n<value>}, and values may contain newlines, so the chunk boundaries are the
  * framing: Netty's decoder is set to hand over whole chunks only.
  *

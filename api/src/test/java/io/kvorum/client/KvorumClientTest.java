@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * What the client sends and how it reads the answers (SPEC §2), against a stand-in node on
+ * What the client sends and how it reads the answers (docs/http-api.md), against a stand-in node on
  * 127.0.0.1 (the JDK's HttpServer) that records each request and answers as the test says.
  */
 @Timeout(30)

@@ -167,7 +167,7 @@ class KvorumDriverTest {
         assertThat(failure(kv.delete("k"))).isInstanceOf(IllegalStateException.class);
         assertThat(node.seen).as("a call without a valid token is not sent").hasSize(2);
 
-        assertThat(kv.isReady().join()).as("GET /v0/status needs no token (SPEC §7)").isTrue();
+        assertThat(kv.isReady().join()).as("GET /v0/status needs no token (docs/operations.md#security)").isTrue();
         assertThat(node.seen.get(2).uri()).isEqualTo("/v0/status");
         assertThat(node.seen.get(2).authorization()).isNull();
     }

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A client that routes to replicas follows the membership its nodes describe (SPEC §8): against
+ * A client that routes to replicas follows the membership its nodes describe (docs/operations.md#growing-and-shrinking-a-cluster): against
  * {@link FakeNode}s that all answer {@code GET /v0/cluster} with the view the test sets, and
  * {@code 201} to every write.
  */

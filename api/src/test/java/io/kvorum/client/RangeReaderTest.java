@@ -16,7 +16,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** SPEC §4's range framing, one chunk per entry, read against a scripted stand-in node. */
+/** docs/http-api.md (ranges)'s range framing, one chunk per entry, read against a scripted stand-in node. */
 @Timeout(30)
 class RangeReaderTest {
 

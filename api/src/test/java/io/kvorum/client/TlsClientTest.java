@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The driver against a node that serves HTTPS and asks for a bearer token (SPEC §7), with
+ * The driver against a node that serves HTTPS and asks for a bearer token (docs/operations.md#security), with
  * certificates from {@code ./kvorum certs}: it trusts the CA it is given and nothing else, checks
  * that the certificate names the host it dialled, and sends the token with every request.
  */

@@ -272,7 +272,7 @@ public final class ClusterNode {
     /**
      * SIGTERM, then waits for the node to exit ({@code docker stop}, which sends SIGKILL after 20 s).
      *
-     * @return the exit code (0 for a clean shutdown, SPEC §1)
+     * @return the exit code (0 for a clean shutdown, docs/operations.md#starting-nodes)
      */
     public int stop() {
         requireNotPaused("stop");

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Hinted handoff (SPEC §3): a write that could not reach a replica is kept by its coordinator and
+ * Hinted handoff (docs/operations.md#how-replicas-converge): a write that could not reach a replica is kept by its coordinator and
  * delivered within 5 s of that replica answering again. Anti-entropy is off and the checks read
  * only the returning node's own data ({@link OwnedKeys}), so only hints can make them pass.
  *
@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class HintedHandoffIT {
 
     private static final int KEYS = 20;
-    /** SPEC's 5 s, plus slack for two busy cores. */
+    /** The 5 s of docs/operations.md#hinted-handoff, plus slack for two busy cores. */
     private static final Duration DELIVERY_BOUND = Duration.ofSeconds(5 + 5);
 
     @RegisterExtension
@@ -102,7 +102,7 @@ class HintedHandoffIT {
                     List<String> now = last.get(0);
                     long missing = java.util.stream.IntStream.range(0, keys.size())
                             .filter(i -> now.size() <= i || !Objects.equals(now.get(i), values.get(i))).count();
-                    return node.id() + " still misses " + missing + " of " + keys.size() + " writes (SPEC §3: hinted "
+                    return node.id() + " still misses " + missing + " of " + keys.size() + " writes (docs/operations.md#how-replicas-converge: hinted "
                             + "handoff delivers within 5 s of the replica answering again); its own values: " + now;
                 });
     }

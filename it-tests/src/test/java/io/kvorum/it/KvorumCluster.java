@@ -93,7 +93,7 @@ public final class KvorumCluster implements AutoCloseable {
         }
 
         /**
-         * SPEC §7: every node serves HTTPS and mutual TLS with the certificates of {@code tlsDir}
+         * docs/operations.md#security: every node serves HTTPS and mutual TLS with the certificates of {@code tlsDir}
          * ({@code ./kvorum certs tlsDir n1 ... nN}: {@code ca.pem}, {@code nI.pem}, {@code nI.key},
          * readable by the container's user) and asks for {@code token}. The directory is mounted
          * read-only at {@code /tls} in every container.
@@ -240,7 +240,7 @@ public final class KvorumCluster implements AutoCloseable {
     }
 
     /**
-     * Starts a new node, {@code n<N+1>} on a fresh volume, with {@code --join} through n1 (SPEC §8),
+     * Starts a new node, {@code n<N+1>} on a fresh volume, with {@code --join} through n1 (docs/operations.md#growing-and-shrinking-a-cluster),
      * and returns it once it serves: once the cluster has accepted it as joining. Plain clusters only
      * (a secured one has certificates for its first nodes alone).
      */

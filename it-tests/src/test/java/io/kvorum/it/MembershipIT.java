@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Membership changes of the real image (SPEC §8): the Docker cluster grows from three to four
+ * Membership changes of the real image (docs/operations.md#growing-and-shrinking-a-cluster): the Docker cluster grows from three to four
  * nodes and shrinks back to three under a steady load, then a node lost for good is replaced
  * (removed, a new node joins on a fresh volume, the members repair). No request fails while every
  * node is up, every acknowledged write survives, and the whole history passes the checker.

@@ -13,7 +13,7 @@ import java.util.concurrent.CompletionException;
 
 /**
  * Looking at one replica's own data through the HTTP API. A read with {@code ack=1&from=1} asks
- * only the key's first replica (SPEC §3), so for the keys whose first replica is node X it shows
+ * only the key's first replica (docs/operations.md#how-replicas-converge), so for the keys whose first replica is node X it shows
  * X's local state, with no read repair (one answer) to blur it.
  */
 final class OwnedKeys {

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Anti-entropy repair (SPEC §2, §3): a node whose disk was lost gets everything back after
+ * Anti-entropy repair (docs/http-api.md, docs/operations.md#how-replicas-converge): a node whose disk was lost gets everything back after
  * {@code POST /v0/repair}. Periodic anti-entropy is off, and the checks read the node's own data
  * ({@link OwnedKeys}), so only the explicit repair can make them pass.
  *

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §7 in Docker: the 3-node cluster of the image with certificates from {@code ./kvorum certs}
+ * docs/operations.md#security in Docker: the 3-node cluster of the image with certificates from {@code ./kvorum certs}
  * (each naming its node by the network alias its peers dial) and a bearer token. Quorum writes
  * and reads go over HTTPS with the token, a request without it is refused, the image's HEALTHCHECK
  * reports healthy over HTTPS, and a node killed and started again rejoins the mutual-TLS streams

@@ -101,7 +101,7 @@ public final class KvorumNode implements AutoCloseable {
 
     /**
      * The {@code httpPort} that means: the HTTP port of this node's own entry in the membership it
-     * starts with, the stored one if there is one (SPEC §8), else {@code --cluster}'s.
+     * starts with, the stored one if there is one (docs/operations.md#growing-and-shrinking-a-cluster), else {@code --cluster}'s.
      */
     public static final int OWN_ENTRY_PORT = -1;
 
@@ -366,7 +366,7 @@ public final class KvorumNode implements AutoCloseable {
     }
 
     /**
-     * Asks the members named in {@code --cluster} to let this new node join (SPEC §8), one after
+     * Asks the members named in {@code --cluster} to let this new node join (docs/operations.md#growing-and-shrinking-a-cluster), one after
      * another, until one answers or the time is up; takes the membership it is given.
      */
     private static void join(ClusterMembership cluster, PeerWiring peers, NodeConfig config) throws StartupException {
@@ -495,7 +495,7 @@ public final class KvorumNode implements AutoCloseable {
     }
 
     /**
-     * The membership stored in the data dir (it wins over {@code --cluster}, SPEC §8), or null
+     * The membership stored in the data dir (it wins over {@code --cluster}, docs/operations.md#growing-and-shrinking-a-cluster), or null
      * when there is none yet: a first start, or a node started with {@code --join} that takes the
      * membership from the members it joins.
      */
@@ -538,7 +538,7 @@ public final class KvorumNode implements AutoCloseable {
         }
     }
 
-    /** The one-line reason a data dir cannot be used, for the startup message (SPEC §1). */
+    /** The one-line reason a data dir cannot be used, for the startup message (docs/operations.md#starting-nodes). */
     static StartupException dataDirUnusable(NodeConfig config, IOException e) {
         Path dir = config.dataDir();
         if (Files.exists(dir) && !Files.isDirectory(dir)) {

@@ -23,7 +23,7 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 
 /**
- * {@code java -jar kvorum-node.jar [options]}: parses the command line of SPEC §1 and runs a node
+ * {@code java -jar kvorum-node.jar [options]}: parses the command line of docs/operations.md#starting-nodes and runs a node
  * until SIGTERM or SIGINT.
  *
  * <p>The picocli model is built from {@link NodeOption}, so the flags, their {@code KVORUM_*}

@@ -338,7 +338,7 @@ final class PeerWiring {
     /**
      * Tells the peers this node has started and waits, within the announce wait, until each has
      * reached it back or was found down: from then on every live peer serves this node's requests
-     * and sends it theirs (SPEC §3 "Liveness").
+     * and sends it theirs (docs/operations.md#how-replicas-converge "Liveness").
      */
     void announce() {
         try {

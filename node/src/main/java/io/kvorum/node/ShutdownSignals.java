@@ -7,7 +7,7 @@ import org.slf4j.LoggerFactory;
 import sun.misc.Signal;
 
 /**
- * Runs a graceful shutdown on SIGTERM or SIGINT and exits with the status it returns (SPEC §1:
+ * Runs a graceful shutdown on SIGTERM or SIGINT and exits with the status it returns (docs/operations.md#starting-nodes:
  * SIGTERM exits 0). A JVM shutdown hook alone would exit with 143; handling the signal itself lets
  * the node choose its status. The hook stays as a fallback for other ways the JVM is asked to stop.
  *

@@ -12,7 +12,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §1: a port that cannot be bound is one line that says why, for the gRPC port as for HTTP. */
+/** docs/operations.md#starting-nodes: a port that cannot be bound is one line that says why, for the gRPC port as for HTTP. */
 class BindFailureMessageTest {
 
     @Test

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A node restarted with its wall clock set back (a virtual machine restored, a time source that
- * stepped at boot) still orders its new writes after what it stored before (SPEC §3): last write
+ * stepped at boot) still orders its new writes after what it stored before (docs/operations.md#how-replicas-converge): last write
  * wins by timestamp, and a write stamped below the stored version would be acknowledged and lost.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)

@@ -12,7 +12,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** SPEC §1: a data dir that cannot be used is one line that says what is wrong, in words. */
+/** docs/operations.md#starting-nodes: a data dir that cannot be used is one line that says what is wrong, in words. */
 class DataDirMessageTest {
 
     @TempDir

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §1 "SIGTERM stops the node gracefully within 10 s" and "a restarted node serves everything
+ * docs/operations.md#starting-nodes "SIGTERM stops the node gracefully within 10 s" and "a restarted node serves everything
  * it acknowledged", for the hardest moment in-process: writes in flight and an expiry purge in the
  * middle of its scan. Storage must close only after the purger (and every other reader) has
  * stopped; {@link LevelDbStore} reports a read after close as an error log and a failing cursor,
@@ -89,7 +89,7 @@ class KvorumNodeShutdownTest {
             Duration took = Duration.ofNanos(System.nanoTime() - started);
             stop.set(true);
             CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).join();
-            assertThat(took).as("close() within SPEC's 10 s").isLessThan(Duration.ofSeconds(10));
+            assertThat(took).as("close() within the 10 s of docs/operations.md#signals-and-durability").isLessThan(Duration.ofSeconds(10));
         }
         assertThat(logs.problems()).as("warnings and errors logged while the node ran and closed").isEmpty();
 

@@ -33,7 +33,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code ./kvorum perf join}: how long a node takes to join a loaded cluster (SPEC §8). Starts
+ * {@code ./kvorum perf join}: how long a node takes to join a loaded cluster (docs/operations.md#growing-and-shrinking-a-cluster). Starts
  * {@code --nodes} nodes (replication factor = nodes), preloads {@code --keys} keys with Debian's wrk,
  * then starts one more node with {@code --join} and times two moments from its launch: accepted
  * (it answers {@code /v0/status}: every member knows it as joining) and joined (every member shows

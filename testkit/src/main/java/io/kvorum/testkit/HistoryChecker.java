@@ -10,7 +10,7 @@ import java.util.Map;
 
 /**
  * Checks a history of quorum puts, deletes and gets against what a last-write-wins store with
- * R + W > N promises (SPEC §3), without seeing the store's timestamps.
+ * R + W > N promises (docs/operations.md#how-replicas-converge), without seeing the store's timestamps.
  *
  * <p>What can be concluded from the outside. Every put writes a value no other put writes, so a
  * read names the write it returned. A write answered 201/202 is <em>acknowledged</em>; one answered

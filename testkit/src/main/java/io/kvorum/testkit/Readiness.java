@@ -14,7 +14,7 @@ import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * The one readiness probe of the tests: a node is ready when {@code GET /v0/status} answers 200
- * (SPEC §2). Polls are bounded (Awaitility), never a fixed sleep.
+ * (docs/http-api.md). Polls are bounded (Awaitility), never a fixed sleep.
  */
 public final class Readiness {
 

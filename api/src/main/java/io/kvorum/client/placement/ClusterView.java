@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A cluster's membership as one node knows it: the body of {@code GET /v0/cluster} (SPEC §8,
+ * A cluster's membership as one node knows it: the body of {@code GET /v0/cluster} (docs/operations.md#growing-and-shrinking-a-cluster,
  * docs/http-api.md). The node serializes this record, field by field in declaration order, and
  * clients read it with {@link #parse}; so its components are the wire format.
  *

@@ -9,7 +9,7 @@ import java.util.List;
 
 /**
  * Where each key lives: rendezvous (highest-random-weight) hashing over member ids, the one
- * implementation that both the node and the client use (SPEC §3).
+ * implementation that both the node and the client use (docs/operations.md#how-replicas-converge).
  *
  * <p>For each key every member gets a pseudo-random score from (member id, key); the key's
  * preference list is the members by descending score, ties (astronomically rare) by ascending id.

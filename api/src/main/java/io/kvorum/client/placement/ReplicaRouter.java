@@ -8,7 +8,7 @@ import java.util.stream.Collectors;
 
 /**
  * Which nodes to send a key's request to: the HTTP endpoints of the key's replicas, in the key's
- * preference order, as the nodes place it (SPEC §3, §8: {@link Rendezvous} over the
+ * preference order, as the nodes place it (docs/operations.md#how-replicas-converge and #growing-and-shrinking-a-cluster: {@link Rendezvous} over the
  * {@link ClusterView.Member#isNormal() normal} members). Sending a request to its first replica,
  * as Cassandra's token-aware policy does, saves the coordinator a network hop for its own copy;
  * any node still accepts any request, so a stale view costs latency, never correctness.

@@ -27,7 +27,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A node's anti-entropy (SPEC §3): the rounds it starts, every {@code --anti-entropy-interval} and
+ * A node's anti-entropy (docs/operations.md#how-replicas-converge): the rounds it starts, every {@code --anti-entropy-interval} and
  * on {@code POST /v0/repair}, and the rounds its peers start with it.
  *
  * <p>Runs: a run is one round with each peer in turn (by id), each over its own stream

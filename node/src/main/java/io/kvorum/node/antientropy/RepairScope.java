@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * The keys that one pair of nodes compares in a round: those whose first {@code replicationFactor}
- * replicas (SPEC §3) include both. Symmetric: both sides of a round compute the same set.
+ * replicas (docs/operations.md#how-replicas-converge) include both. Symmetric: both sides of a round compute the same set.
  */
 public record RepairScope(Placement placement, int replicationFactor, String nodeA, String nodeB) {
 

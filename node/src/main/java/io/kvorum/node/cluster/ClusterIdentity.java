@@ -7,7 +7,7 @@ import java.util.HexFormat;
 import java.util.stream.Collectors;
 
 /**
- * A cluster's identity (SPEC §5): a digest of its {@code --cluster-name}, its replication factor
+ * A cluster's identity (docs/operations.md#cluster-identity): a digest of its {@code --cluster-name}, its replication factor
  * and the membership it was first started with (every member's id and addresses, in canonical
  * order). It is computed once, when a node seeds its stored {@link Membership}, and stays the same
  * through later membership changes. Nodes started with the same options, in any order, agree on

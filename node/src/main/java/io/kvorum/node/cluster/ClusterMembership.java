@@ -16,7 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The membership a node runs with, and the node's part in changing it (SPEC §8).
+ * The membership a node runs with, and the node's part in changing it (docs/operations.md#growing-and-shrinking-a-cluster).
  *
  * <p>Adopting: a membership of a later epoch, proposed by the change coordinator or fetched from a
  * peer whose requests carry a later epoch, is stored in the data dir, then handed to the listeners
@@ -190,7 +190,7 @@ public final class ClusterMembership implements MembershipResponder {
         CompletableFuture<Membership> forwarded = peer == null
                 ? failed(Reason.UNAVAILABLE, "the change coordinator " + coordinator + " is unreachable")
                 : peer.change(change);
-        // SPEC §8: a change in progress is answered 409 before an unreachable member 503, the
+        // docs/operations.md#growing-and-shrinking-a-cluster: a change in progress is answered 409 before an unreachable member 503, the
         // coordinator included: what this node knows of the change in progress is answer enough.
         return forwarded.exceptionallyCompose(error -> {
             MembershipChangeException refusal = Failures.unwrap(error) instanceof MembershipChangeException e ? e : null;

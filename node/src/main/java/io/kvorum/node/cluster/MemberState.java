@@ -2,7 +2,7 @@ package io.kvorum.node.cluster;
 
 import io.kvorum.client.placement.ClusterView;
 
-/** A member's part in placement (SPEC §8). */
+/** A member's part in placement (docs/operations.md#growing-and-shrinking-a-cluster). */
 public enum MemberState {
     /** Replicates keys under the current membership and under the coming one. */
     NORMAL(ClusterView.Member.NORMAL),

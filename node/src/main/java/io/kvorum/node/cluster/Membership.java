@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * A cluster's membership as a node keeps it in its data dir (SPEC §8): the cluster's name and
+ * A cluster's membership as a node keeps it in its data dir (docs/operations.md#growing-and-shrinking-a-cluster): the cluster's name and
  * {@link ClusterIdentity identity}, an epoch that grows with each change, the members with their
  * {@link MemberState states}, and the replication factor, which is fixed from the cluster's first
  * start. Immutable: each change makes a new membership one epoch later.
@@ -169,7 +169,7 @@ public record Membership(String clusterName, String identity, long epoch, Topolo
         return new Membership(clusterName, identity, epoch + 1, members, allNormal(members), replicationFactor, false);
     }
 
-    /** The next epoch: member {@code id} is removed at once, whatever it held (SPEC §8 "Remove"). */
+    /** The next epoch: member {@code id} is removed at once, whatever it held (docs/operations.md#growing-and-shrinking-a-cluster "Remove"). */
     public Membership withRemoved(String id) {
         Topology members = new Topology(topology.members().stream().filter(m -> !m.id().equals(id)).toList());
         Map<String, MemberState> next = new HashMap<>(states);

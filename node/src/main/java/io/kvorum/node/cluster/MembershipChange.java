@@ -1,7 +1,7 @@
 package io.kvorum.node.cluster;
 
 /**
- * A membership change as members forward it to the change coordinator (SPEC §8).
+ * A membership change as members forward it to the change coordinator (docs/operations.md#growing-and-shrinking-a-cluster).
  *
  * @param member the member it is about; for {@link Kind#JOIN} the new node's own entry, for the
  *               others only its id counts

@@ -2,7 +2,7 @@ package io.kvorum.node.cluster;
 
 import io.kvorum.node.error.RequestException;
 
-/** Why a membership change was refused (SPEC §8); each reason is one HTTP status. */
+/** Why a membership change was refused (docs/operations.md#growing-and-shrinking-a-cluster); each reason is one HTTP status. */
 public final class MembershipChangeException extends RequestException {
 
     public enum Reason {

@@ -20,7 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The membership a node keeps in {@value #FILE_NAME} in its data dir (SPEC §8): the body of
+ * The membership a node keeps in {@value #FILE_NAME} in its data dir (docs/operations.md#growing-and-shrinking-a-cluster): the body of
  * {@code GET /v0/cluster} plus the cluster's identity. {@code --cluster} seeds it on the node's
  * first start, once the node has started; afterwards the stored copy wins, and options that
  * differ from it are logged and ignored. The file is replaced atomically (written aside, forced,

@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * Where each key lives among the members of a {@link Topology}: {@link Rendezvous} hashing, the
- * same code the client routes by. As SPEC §3 requires: deterministic, independent of the order of
+ * same code the client routes by. As docs/operations.md#how-replicas-converge requires: deterministic, independent of the order of
  * {@code --cluster}, and the first {@code from} nodes for a smaller {@code from} are a prefix of
  * those for a larger one.
  */

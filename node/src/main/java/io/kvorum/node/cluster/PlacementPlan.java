@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Where a key's requests go under one {@link Membership} (SPEC §8): reads to the key's replicas
+ * Where a key's requests go under one {@link Membership} (docs/operations.md#growing-and-shrinking-a-cluster): reads to the key's replicas
  * among the membership's {@link Membership#readers readers}; writes to its replicas under the
  * {@link Membership#current current} membership and, during a change, under the
  * {@link Membership#coming coming} one too, and a write then needs its {@code ack} in each of the

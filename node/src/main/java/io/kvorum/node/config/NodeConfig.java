@@ -59,7 +59,7 @@ public record NodeConfig(
     /** The least {@code --min-free-disk} but 0: room for LevelDB's largest compaction (256 MiB). */
     public static final long LEAST_MIN_FREE_DISK = 256L << 20;
 
-    /** Whether writes a peer missed are kept and delivered later (SPEC §3): off with {@code --hint-max-age 0}. */
+    /** Whether writes a peer missed are kept and delivered later (docs/operations.md#how-replicas-converge): off with {@code --hint-max-age 0}. */
     public boolean hintedHandoff() {
         return !hintMaxAge.isZero();
     }
@@ -81,7 +81,7 @@ public record NodeConfig(
     /**
      * This configuration with the membership stored in the data dir, which wins over
      * {@code --cluster}, {@code --cluster-name} and {@code --replication-factor} after the first start
-     * (SPEC §8). The node's own entry comes from it too.
+     * (docs/operations.md#growing-and-shrinking-a-cluster). The node's own entry comes from it too.
      *
      * @throws InvalidTopologyException when this node is not a member of it
      */
@@ -188,7 +188,7 @@ public record NodeConfig(
                     ? bind.substring(1, bind.length() - 1) : bind)) {
                 throw new ConfigException(name(NodeOption.BIND) + " '" + bind + "' is not a host name or IP address");
             }
-            // A joining node takes the replication factor from the cluster it joins (SPEC §8).
+            // A joining node takes the replication factor from the cluster it joins (docs/operations.md#growing-and-shrinking-a-cluster).
             int rf = raw.get(NodeOption.REPLICATION_FACTOR) == null || bool(NodeOption.JOIN)
                     ? topology.size()
                     : intIn(NodeOption.REPLICATION_FACTOR, 1, topology.size());
@@ -238,7 +238,7 @@ public record NodeConfig(
                     Set.copyOf(given));
         }
 
-        /** SPEC §7: the three TLS files together or none, each readable and parsable; a token file with a token. */
+        /** docs/operations.md#security: the three TLS files together or none, each readable and parsable; a token file with a token. */
         private Security security() throws ConfigException {
             List<NodeOption> tlsOptions = List.of(NodeOption.TLS_CERT, NodeOption.TLS_KEY, NodeOption.TLS_CA);
             List<NodeOption> tlsGiven = tlsOptions.stream().filter(o -> raw.get(o) != null).toList();

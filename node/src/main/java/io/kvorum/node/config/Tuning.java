@@ -42,7 +42,7 @@ public record Tuning(
      *                         and a node for a peer's membership
      * @param changeDeadline   how long a member waits for the change coordinator to answer a change
      *                         (it proposes an epoch to every member meanwhile)
-     * @param recordsPerSecond the pace at which a joining node takes in records (SPEC §8: streaming is
+     * @param recordsPerSecond the pace at which a joining node takes in records (docs/operations.md#growing-and-shrinking-a-cluster: streaming is
      *                         background work and must not crowd out requests)
      * @param retryInterval    how long a joining node waits before it retries a step that failed
      */
@@ -51,7 +51,7 @@ public record Tuning(
     }
 
     /**
-     * @param checkInterval how often peers with hints are tried: well within SPEC's 5 s from a
+     * @param checkInterval how often peers with hints are tried: well within the 5 s of docs/operations.md#hinted-handoff from a
      *                      peer's return to delivery
      * @param window        hints in flight to one peer at once
      * @param windowBytes   bytes of hints in flight to one peer at once (at least one hint)

@@ -16,7 +16,7 @@ import java.util.function.Function;
 import java.util.function.LongConsumer;
 
 /**
- * The raw entries of a range across the whole cluster (SPEC §4): opens one stream per node (this
+ * The raw entries of a range across the whole cluster (docs/http-api.md (ranges)): opens one stream per node (this
  * node's in-process, the peers' over the network) and merges them with {@link MergedEntryStream},
  * newest version per key among the key's replicas. The range is served while fewer than the
  * replication factor of nodes fail to answer its first batch, since every key then still has a live replica among its first

@@ -197,7 +197,7 @@ public final class Coordinator {
         }
         return largeWrites.admit(value.length).handle((ticket, overload) -> {
             if (overload != null) {
-                metrics.storageRejected().increment(); // SPEC §6: the requests refused with 503
+                metrics.storageRejected().increment(); // docs/operations.md#metrics: the requests refused with 503
                 return CompletableFuture.<Record>failedFuture(overload);
             }
             // Stamped once admitted, and given what is left of the request timeout after the wait.
@@ -222,7 +222,7 @@ public final class Coordinator {
      * Sends the record to the key's {@code from} replicas (during a membership change, those of the
      * current membership and those of the coming one, each set needing {@code ack}). A remote
      * replica that does not acknowledge it, before or after the client was answered, gets a hint
-     * (SPEC §3); one that timed out gets it only if it does not take the write late either.
+     * (docs/operations.md#how-replicas-converge); one that timed out gets it only if it does not take the write late either.
      *
      * @param trackSettled whether the operation's {@link Operation#settled} is to complete (it
      *                     costs an atomic counter per call, which small writes spare)

@@ -16,7 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One GET in flight, read with digests (SPEC §3): one replica, the data replica, is asked for the
+ * One GET in flight, read with digests (docs/operations.md#how-replicas-converge): one replica, the data replica, is asked for the
  * key's record and the others only for its {@link RecordDigest}, so that a value crosses the network
  * once rather than {@code from} times.
  *
@@ -38,7 +38,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Read repair: once the read is over (answered, or failed) and holds the newest record, each
  * replica that named an older version (or none) is sent it; a replica that answers later is
- * repaired when it does, so one that hangs delays no one's repair (SPEC §3: within a second). A
+ * repaired when it does, so one that hangs delays no one's repair (docs/operations.md#how-replicas-converge: within a second). A
  * newer version named late is fetched, and every replica older than it repaired again. The
  * client's answer never waits for any of it.
  *

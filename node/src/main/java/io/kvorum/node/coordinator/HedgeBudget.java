@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the replicas answer less. Within the budget a hedge still cuts the tail a single slow replica
  * makes; beyond it the read waits for the replica it asked until half its deadline has passed,
  * then fetches elsewhere all the same (a replica that hangs must not fail reads that others
- * answered; SPEC §3). Fetches that a
+ * answered; docs/operations.md#how-replicas-converge). Fetches that a
  * read needs to answer at all (the replica asked failed, or a digest named a newer version) are not
  * hedges and never wait for the budget.
  *

@@ -5,7 +5,7 @@ import io.kvorum.node.model.Record;
 /**
  * Where the {@link Coordinator} hands a write that one of its remote replicas did not acknowledge
  * (it was down, refused, failed, or timed out and did not take it late either), so that it can be
- * delivered later: hinted handoff, SPEC §3. Called for every such replica, whether or not the
+ * delivered later: hinted handoff, docs/operations.md#how-replicas-converge. Called for every such replica, whether or not the
  * client was answered already, and never for the coordinator's own replica.
  *
  * <p>Called on gRPC and timer threads: implementations must return at once without blocking or

@@ -15,13 +15,13 @@ import java.util.function.Function;
 import java.util.function.LongConsumer;
 
 /**
- * The k-way merge of a range over several nodes (SPEC §4): one raw {@link EntryStream} per node,
+ * The k-way merge of a range over several nodes (docs/http-api.md (ranges)): one raw {@link EntryStream} per node,
  * each in ascending unsigned byte order of keys, merged into one raw stream in that order with the
  * newest version ({@link Record#newest}) of each key. Tombstones and expired records are kept, so
  * that a newer tombstone hides an older value; the caller filters the dead ones out afterwards.
  *
  * <p>Only the versions of a key's replicas count: a node may hold a key it no longer replicates (it
- * keeps such records until {@code POST /v0/cleanup}, SPEC §8, or it took a write with a {@code from}
+ * keeps such records until {@code POST /v0/cleanup}, docs/operations.md#growing-and-shrinking-a-cluster, or it took a write with a {@code from}
  * beyond the replication factor), and once the replicas have purged the tombstone that deleted it,
  * that stale copy would be the only version left: a deleted key come back.
  *

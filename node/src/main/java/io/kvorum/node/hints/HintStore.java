@@ -17,7 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The hints of hinted handoff (SPEC §3), kept in their own LevelDB database: each is a write that
+ * The hints of hinted handoff (docs/operations.md#how-replicas-converge), kept in their own LevelDB database: each is a write that
  * a peer missed, waiting to be delivered to it by {@link HintedHandoff}. This class is the face of
  * three parts: {@link HintQueue} (the bounded queue and its writer thread), {@link HintDatabase}
  * (the hints on disk, laid out by {@link HintCodec}) and {@link HintAccounting} (counts, drops and

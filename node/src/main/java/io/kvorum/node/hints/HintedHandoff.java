@@ -23,7 +23,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Delivers the hints of a {@link HintStore} to their peers (hinted handoff, SPEC §3).
+ * Delivers the hints of a {@link HintStore} to their peers (hinted handoff, docs/operations.md#how-replicas-converge).
  *
  * <p>Every {@code checkInterval}, each peer that has hints and no delivery in progress gets a
  * delivery round: its hints are read in arrival order and sent through the peer's

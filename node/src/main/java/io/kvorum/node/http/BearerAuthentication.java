@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * SPEC §7's gate in front of the router: a request without one of the {@link BearerTokens} is
+ * docs/operations.md#security's gate in front of the router: a request without one of the {@link BearerTokens} is
  * answered {@code 401} with {@code WWW-Authenticate: Bearer} and never reaches the router, so it
  * has no effect. {@code GET /v0/status} stays open, for load balancers and readiness probes.
  * The answer names no token, neither a valid one nor what the client sent.
@@ -55,7 +55,7 @@ final class BearerAuthentication implements Function<FullHttpRequest, Answer> {
         return credentials.size() == 1 && tokens.accepts(credentials.get(0));
     }
 
-    /** {@code GET /v0/status}, and nothing else (SPEC §7: not even its {@code HEAD}). */
+    /** {@code GET /v0/status}, and nothing else (docs/operations.md#security: not even its {@code HEAD}). */
     private static boolean isOpen(HttpRequest request) {
         return request.method().equals(HttpMethod.GET)
                 && RequestRouter.pathOf(RequestRouter.originForm(request.uri())).equals("/v0/status");

@@ -6,7 +6,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
- * The membership as the HTTP API shows and changes it (SPEC §8): {@code GET /v0/cluster},
+ * The membership as the HTTP API shows and changes it (docs/operations.md#growing-and-shrinking-a-cluster): {@code GET /v0/cluster},
  * {@code POST /v0/cluster/leave|remove?id=}, {@code POST /v0/cleanup}, and the bounds of
  * {@code from}. A refused change fails with a {@link io.kvorum.node.error.RequestException}
  * (409, 503 or 400).

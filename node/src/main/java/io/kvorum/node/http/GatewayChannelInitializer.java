@@ -157,7 +157,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
     }
 
     /**
-     * The aggregator, with the SPEC's plain-text 413 instead of Netty's empty one, and which asks
+     * The aggregator, with the plain-text 413 of docs/http-api.md instead of Netty's empty one, and which asks
      * for a body only when the request could be accepted with one.
      */
     private static final class BodyLimit extends HttpObjectAggregator {

@@ -22,7 +22,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Streams a range answer (SPEC §4): one chunk per entry, {@code <key>\n<value>}, with
+ * Streams a range answer (docs/http-api.md (ranges)): one chunk per entry, {@code <key>\n<value>}, with
  * backpressure. The next batch is pulled from the {@link EntryStream} only while the channel is
  * writable, so a slow reader holds at most one batch plus Netty's high-water mark in memory.
  *
@@ -140,7 +140,7 @@ final class RangeResponder {
         ChannelFuture lastWrite = null;
         for (Entry e : batch) {
             if (containsNewline(e.key())) {
-                continue; // cannot be framed; served by the entity API only (SPEC §4)
+                continue; // cannot be framed; served by the entity API only (docs/http-api.md (ranges))
             }
             byte[] value = e.record().value();
             ByteBuf chunk = ctx.alloc().buffer(e.key().length + 1 + value.length);

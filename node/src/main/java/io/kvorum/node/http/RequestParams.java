@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The query parameters of one request, validated against SPEC §2. Known parameters may appear at
+ * The query parameters of one request, validated against docs/http-api.md. Known parameters may appear at
  * most once and never empty; unknown parameters are ignored.
  */
 final class RequestParams {

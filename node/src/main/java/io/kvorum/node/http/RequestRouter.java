@@ -76,7 +76,7 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
                     // An HTTP/1.0 client cannot read chunks (RFC 9112 §6.1), and a range is framed by them.
                     : request.protocolVersion().equals(HttpVersion.HTTP_1_0)
                     ? Answer.now(Responses.text(HttpResponseStatus.HTTP_VERSION_NOT_SUPPORTED, "a range is streamed as "
-                            + "HTTP/1.1 chunks, one entry each (SPEC §4), which an HTTP/1.0 client cannot read: send it as HTTP/1.1"))
+                            + "HTTP/1.1 chunks, one entry each (docs/http-api.md (ranges)), which an HTTP/1.0 client cannot read: send it as HTTP/1.1"))
                     : range(RequestParams.parse(rawQuery));
             // HEAD too where it costs nothing, as health checks and load balancers probe with it;
             // the codec leaves the body out.
@@ -111,7 +111,7 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
     }
 
     /**
-     * 200 with the status while this node serves (SPEC §1: that is what ready means); 503 once it
+     * 200 with the status while this node serves (docs/operations.md#starting-nodes: that is what ready means); 503 once it
      * left or was removed, as its entity requests are, so that load balancers and health checks
      * stop sending it clients.
      */
@@ -129,7 +129,7 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
         return Responses.json(HttpResponseStatus.ACCEPTED, membership);
     }
 
-    /** A member removed: 200 with the membership without it (SPEC §2: removed at once). */
+    /** A member removed: 200 with the membership without it (docs/http-api.md: removed at once). */
     private static FullHttpResponse removed(ClusterView membership) {
         return Responses.json(HttpResponseStatus.OK, membership);
     }

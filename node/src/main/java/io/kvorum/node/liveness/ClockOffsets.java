@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * node's own clock is too far off for it to stamp writes.
  *
  * <p>Why it matters: writes are ordered by last-write-wins on timestamps that the coordinator takes
- * from its hybrid logical clock (SPEC §3), whose physical part is the wall clock. A coordinator
+ * from its hybrid logical clock (docs/operations.md#how-replicas-converge), whose physical part is the wall clock. A coordinator
  * whose clock is seconds behind stamps a write older than writes made before it through other
  * nodes, and it loses to them silently; one whose clock is ahead stamps writes that later writes
  * through the other nodes cannot overwrite, and drags every clock that sees them ahead too.

@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Start-up: {@link #announce} pings every peer with {@link Kind#ANNOUNCE}; each peer that is
  * up reaches this node back before it answers, so once the announcement has completed, every
  * live peer can serve this node requests and this node can serve theirs. The node starts
- * serving clients only after it (SPEC §3: a restarted node is served as soon as it answers
+ * serving clients only after it (docs/operations.md#how-replicas-converge: a restarted node is served as soon as it answers
  * {@code /v0/status}).
  *
  * <p>Receiving: as the transport's {@link PingListener}, an announcement from a peer is answered

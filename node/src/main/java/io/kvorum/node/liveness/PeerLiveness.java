@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  *       and an UP peer DOWN after {@code missesToDown} in a row: a peer that is merely slow for a
  *       moment is not cut off by one late answer.</li>
  * </ul>
- * Requests to a DOWN peer fail fast; an UP or UNKNOWN peer is tried (SPEC §3 "Liveness").
+ * Requests to a DOWN peer fail fast; an UP or UNKNOWN peer is tried (docs/operations.md#how-replicas-converge "Liveness").
  *
  * <p>Thread-safe. Listeners run on the thread that caused the change, after it, outside any lock;
  * they must be short and must not block.

@@ -12,7 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code POST /v0/cleanup} (SPEC §8): drops the records of the keys this node no longer replicates
+ * {@code POST /v0/cleanup} (docs/operations.md#growing-and-shrinking-a-cluster): drops the records of the keys this node no longer replicates
  * (it is not among their first replication-factor replicas), as a membership change leaves them
  * behind; never anything else, and never by itself. Refused (409) while a change is in progress,
  * when records are still moving. Each record is dropped only if it is still the version the scan

@@ -24,7 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A joining node's intake (SPEC §8 "Join"): from every current member, every record of the keys
+ * A joining node's intake (docs/operations.md#growing-and-shrinking-a-cluster "Join"): from every current member, every record of the keys
  * this node will replicate (among the first replication-factor replicas of the coming membership),
  * read as range scans over the peers' streams (their flow control bounds what is in flight) and
  * written to local storage, newest version winning, at {@link Tuning.Changes#recordsPerSecond}.

@@ -26,7 +26,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A leaving node's hand-over (SPEC §8 "Leave"): every record it holds goes to the replicas that
+ * A leaving node's hand-over (docs/operations.md#growing-and-shrinking-a-cluster "Leave"): every record it holds goes to the replicas that
  * the key gains when this node is gone (those among its first replication-factor replicas of the
  * coming membership that are not among those of the current one), read from local storage in key
  * order and written through the peers' replica streams, at {@link Tuning.Changes#recordsPerSecond}.

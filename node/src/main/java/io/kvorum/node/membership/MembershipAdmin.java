@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 /**
- * The HTTP API's side of the membership (SPEC §8): a leave or remove request, on any member, is
+ * The HTTP API's side of the membership (docs/operations.md#growing-and-shrinking-a-cluster): a leave or remove request, on any member, is
  * sent to the change coordinator through {@link ClusterMembership#change}; cleanup runs on
  * {@code maintenance}, the executor of the node's other storage passes.
  */

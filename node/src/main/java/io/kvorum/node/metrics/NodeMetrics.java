@@ -37,7 +37,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 
 /**
- * The meters of one node (SPEC §6), and the only place their names and labels are written: the
+ * The meters of one node (docs/operations.md#metrics), and the only place their names and labels are written: the
  * components that record are handed the meters they need from here, resolved once, so that the
  * request path never looks a meter up by name. {@link #scrape} renders them all, with the JVM's and
  * the process's, in Prometheus' text format 0.0.4 for {@code GET /metrics}.
@@ -132,8 +132,8 @@ public final class NodeMetrics implements AutoCloseable {
     public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
     /**
-     * Keeps {@code promtool check metrics} quiet about the binders' names, and the names within SPEC
-     * §6 ({@code kvorum_*}, {@code jvm_*}, {@code process_*}): drops {@code process_cpu_time_ns_total}
+     * Keeps {@code promtool check metrics} quiet about the binders' names, and the names within
+     * docs/operations.md#metrics ({@code kvorum_*}, {@code jvm_*}, {@code process_*}): drops {@code process_cpu_time_ns_total}
      * (an abbreviated unit; {@code process_cpu_usage} stays) and moves the machine's
      * {@code system_*} gauges to {@code kvorum_host_*}; {@code system_cpu_count}, a gauge with a
      * {@code _count} suffix, becomes {@code kvorum_host_cpu_cores}.

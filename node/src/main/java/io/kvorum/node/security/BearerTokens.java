@@ -19,7 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The bearer tokens of {@code --auth-token-file} (SPEC §7): one per line, blank lines and the
+ * The bearer tokens of {@code --auth-token-file} (docs/operations.md#security): one per line, blank lines and the
  * spaces around a token ignored, as are a byte-order mark, lines that start with {@code #}
  * (comments), and lines that are not RFC 6750 tokens (logged by number). At most
  * {@value #MAX_TOKENS} tokens in at most {@value #MAX_FILE_BYTES} bytes. Only SHA-256 digests of the
@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class BearerTokens {
 
-    /** How often the node re-reads the file; SPEC §7 allows 10 s. */
+    /** How often the node re-reads the file; docs/operations.md#security allows 10 s. */
     public static final int REFRESH_SECONDS = 2;
     private static final Logger log = LoggerFactory.getLogger(BearerTokens.class);
     private static final String SCHEME = "bearer ";

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The TLS material of {@code --tls-cert}, {@code --tls-key} and {@code --tls-ca}, read again while
  * the node runs, so that a certificate is renewed, or the cluster moved to another CA, without a
- * restart (SPEC §7 asks it of tokens; operators of Cassandra and etcd expect it of certificates).
+ * restart (docs/operations.md#security asks it of tokens; operators of Cassandra and etcd expect it of certificates).
  *
  * <p>Every TLS context of the node (HTTPS, the gRPC server and the channels to peers) is built once
  * on {@link #keyManager()} and {@link #trustManager()}, which answer with the material last loaded:

@@ -3,7 +3,7 @@ package io.kvorum.node.security;
 import java.nio.file.Path;
 
 /**
- * What a node asks of those who talk to it (SPEC §7): TLS material, or null for plain HTTP and gRPC;
+ * What a node asks of those who talk to it (docs/operations.md#security): TLS material, or null for plain HTTP and gRPC;
  * a bearer-token file, or null for no authentication.
  */
 public record Security(LiveTls tls, Path tokenFile) {

@@ -27,7 +27,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The three PEM files of {@code --tls-cert}, {@code --tls-key} and {@code --tls-ca} (SPEC §7). The
+ * The three PEM files of {@code --tls-cert}, {@code --tls-key} and {@code --tls-ca} (docs/operations.md#security). The
  * HTTP gateway and the gRPC transport build their TLS contexts on what {@link LiveTls} loads from
  * them; every context trusts only the CA file, never the JDK's default trust store.
  *
@@ -37,7 +37,7 @@ import java.util.regex.Pattern;
  */
 public record TlsFiles(Path certificate, Path privateKey, Path authority) {
 
-    /** TLS 1.3 first; 1.2 for clients that lack it. Nothing older (SPEC §7). */
+    /** TLS 1.3 first; 1.2 for clients that lack it. Nothing older (docs/operations.md#security). */
     public static final List<String> PROTOCOLS = List.of("TLSv1.3", "TLSv1.2");
 
     private static final Pattern PKCS8 = Pattern.compile(

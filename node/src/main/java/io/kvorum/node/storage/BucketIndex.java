@@ -28,7 +28,7 @@ import org.iq80.leveldb.WriteBatch;
  *
  * <p>Layout: an index entry is {@code 0xFF 0x01 b2 b1 b0 key -> recordHash} (bucket big-endian in
  * three bytes, hash as 8 bytes big-endian). Record keys never start with {@code 0xFF}: they are
- * UTF-8 (SPEC §2), and no UTF-8 string starts with that byte; {@link LevelDbStore} refuses such a
+ * UTF-8 (docs/http-api.md), and no UTF-8 string starts with that byte; {@link LevelDbStore} refuses such a
  * key and keeps cursors below {@link #RESERVED_PREFIX}. {@code 0xFF 0x00} marks a store whose
  * index is complete; an older store without it gets its index built once, when it is opened.
  * {@code 0xFF 0x02} is not the index's: it holds {@link StoredTimestampCeiling}.

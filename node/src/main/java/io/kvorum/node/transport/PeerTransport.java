@@ -18,7 +18,7 @@ import java.util.concurrent.ScheduledExecutorService;
 /**
  * How a node reaches its peers and is reached by them: the seam between the core and the network.
  * Production uses gRPC ({@code transport.grpc.GrpcTransport}); tests may plug in a transport of
- * their own, e.g. one in memory whose links they can delay, drop or cut (STYLE 3 and 12).
+ * their own, e.g. one in memory whose links they can delay, drop or cut.
  *
  * <p>Per peer, a transport provides the handles the core uses ({@link Peer}): a {@link Replica}
  * (reads and writes), a {@link RangeSource} (the peer's raw entries of a range), an

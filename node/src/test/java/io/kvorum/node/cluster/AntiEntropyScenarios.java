@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Anti-entropy (SPEC §3, {@code POST /v0/repair} in §2): replicas compare Merkle trees and exchange
+ * Anti-entropy (docs/operations.md#how-replicas-converge, {@code POST /v0/repair} in docs/http-api.md): replicas compare Merkle trees and exchange
  * what differs, so each key's first RF replicas converge without reads or hints.
  *
  * <p>A replica is read "alone" by stopping the others and reading through it with ack=1 of
@@ -39,7 +39,7 @@ abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
         super(launcher);
     }
 
-    /** SPEC §3: lose a node's disk, bring it back, call repair: it has all its data back. */
+    /** docs/operations.md#how-replicas-converge: lose a node's disk, bring it back, call repair: it has all its data back. */
     @Test
     void aNodeThatLostItsDiskGetsEveryKeyBackByRepair() throws Exception {
         withCluster(3, c -> {
@@ -148,7 +148,7 @@ abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §2: 504 naming the peer that could not be reached, while the round with the other one
+     * docs/http-api.md: 504 naming the peer that could not be reached, while the round with the other one
      * still runs: a key only n1 holds reaches n3 although n2 is down.
      */
     @Test

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@code GET /v0/cluster} on running nodes (SPEC §8): every node describes the members it was
+ * {@code GET /v0/cluster} on running nodes (docs/operations.md#growing-and-shrinking-a-cluster): every node describes the members it was
  * started with, and a client routing by that description sends each key to the replicas the nodes
  * place it on.
  */
@@ -111,7 +111,7 @@ class ClusterEndpointTest {
     }
 
     /**
-     * A routing client follows a join (SPEC §8): it reads the newer epoch within its refresh
+     * A routing client follows a join (docs/operations.md#growing-and-shrinking-a-cluster): it reads the newer epoch within its refresh
      * interval and from then on the new member coordinates the writes of the keys it is first
      * replica of, and no others ({@code kvorum_requests_total} on the new member).
      */

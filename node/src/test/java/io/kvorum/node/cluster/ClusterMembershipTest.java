@@ -20,7 +20,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The change coordinator's rules (SPEC §8) and epoch gossip, with peers faked in memory. */
+/** The change coordinator's rules (docs/operations.md#growing-and-shrinking-a-cluster) and epoch gossip, with peers faked in memory. */
 class ClusterMembershipTest {
 
     private static final ClusterMember N4 = new ClusterMember("n4", "127.0.0.1", 8084, 9084);

@@ -28,9 +28,9 @@ import org.awaitility.core.ConditionFactory;
 
 /**
  * What the multi-node scenarios share: a cluster per test, started through the transport the
- * concrete subclass binds (STYLE 12: scenarios are written once, and a one-line subclass per
+ * concrete subclass binds (scenarios are written once, and a one-line subclass per
  * transport runs them), and HTTP calls that turn every outcome, success or refusal, into an
- * {@link Answer} that a test can compare with what SPEC promises.
+ * {@link Answer} that a test can compare with what docs/ promise.
  */
 abstract class ClusterScenarioSupport {
 
@@ -155,7 +155,7 @@ abstract class ClusterScenarioSupport {
         assertThat(answer.body()).as(what).contains(mentioning);
     }
 
-    /** Whether {@code ack} of the key's first {@code from} replicas are up: SPEC §3's condition for success. */
+    /** Whether {@code ack} of the key's first {@code from} replicas are up: docs/operations.md#how-replicas-converge's condition for success. */
     static boolean enoughReplicasUp(MiniCluster cluster, String key, int ack, int from) {
         return cluster.replicasOf(key, from).stream().filter(cluster::isUp).count() >= ack;
     }

@@ -18,10 +18,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Nodes that are down, come back, lose their disk, or belong to another cluster: SPEC §5 (a peer
+ * Nodes that are down, come back, lose their disk, or belong to another cluster: docs/operations.md#cluster-identity (a peer
  * that is down costs a request no more than the deadline; nodes refuse traffic from another
- * cluster), SPEC §1 (a killed node restarted on the same data serves what it acknowledged) and
- * SPEC §3 (the quorum invariant when a replica lost its data).
+ * cluster), docs/operations.md#starting-nodes (a killed node restarted on the same data serves what it acknowledged) and
+ * docs/operations.md#how-replicas-converge (the quorum invariant when a replica lost its data).
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 abstract class FailureScenarios extends ClusterScenarioSupport {
@@ -31,7 +31,7 @@ abstract class FailureScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §5: a peer that is down costs a request no more than the deadline. This is that bound,
+     * docs/operations.md#cluster-identity: a peer that is down costs a request no more than the deadline. This is that bound,
      * not a benchmark: with a 2 s request timeout, every request must answer within half of it,
      * whether it can succeed without the dead peer (ack = N-1 of N) or not (ack = from = N, which
      * must fail fast with 504 rather than wait for the deadline).
@@ -87,7 +87,7 @@ abstract class FailureScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §5: nodes refuse traffic from a node of another cluster. Two foreign nodes are started
+     * docs/operations.md#cluster-identity: nodes refuse traffic from a node of another cluster. Two foreign nodes are started
      * with a {@code --cluster} that names nodes of this cluster at their real addresses: an
      * "impostor" whose topology has this cluster's ids but n1 somewhere else, and a "stranger" with
      * ids of its own and n2. A request they coordinate that needs a node of this cluster fails with
@@ -131,7 +131,7 @@ abstract class FailureScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §1: a killed node restarted with the same data directory serves everything it
+     * docs/operations.md#starting-nodes: a killed node restarted with the same data directory serves everything it
      * acknowledged. Every write is ack = from = N, so the victim acknowledged each one; after the
      * restart, keys whose first replica is the victim are read with ack=1&from=1, which asks the
      * victim alone, through every node.
@@ -173,7 +173,7 @@ abstract class FailureScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §3 invariant with a replica that lost its disk: writes acknowledged by all three replicas
+     * docs/operations.md#how-replicas-converge invariant with a replica that lost its disk: writes acknowledged by all three replicas
      * still have two intact copies after one node is wiped, so every 2/3 read (2 + 2 > 3) sees them,
      * through every node. Anti-entropy is off and the wiped node is checked with 1/1 reads before
      * any quorum read, so the check that its data is really gone stays true once repair exists.

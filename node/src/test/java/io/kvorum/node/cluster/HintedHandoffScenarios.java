@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Hinted handoff (SPEC §3): a write that could not reach a replica is kept durably by its
+ * Hinted handoff (docs/operations.md#how-replicas-converge): a write that could not reach a replica is kept durably by its
  * coordinator and delivered within 5 seconds of that replica answering again.
  *
  * <p>Two nodes; the key's first replica is the one that misses the write ({@code target}), so a
@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 abstract class HintedHandoffScenarios extends ClusterScenarioSupport {
 
-    /** SPEC's 5 seconds, plus one for a slow, shared test machine. */
+    /** The 5 seconds of docs/operations.md#hinted-handoff, plus one for a slow, shared test machine. */
     private static final Duration DELIVERY_BOUND = Duration.ofSeconds(6);
     /** How long a coordinator may take to store a hint: the failed write may wait for its request timeout. */
     private static final Duration STORED_BOUND = Duration.ofSeconds(10);

@@ -15,14 +15,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * SPEC §3 "Liveness": a node that restarts is served by its peers as soon as its
+ * docs/operations.md#how-replicas-converge "Liveness": a node that restarts is served by its peers as soon as its
  * {@code /v0/status} answers 200, and peers notice a node going down and coming back by
  * themselves, without client traffic; {@code /v0/status} shows what each node sees.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 abstract class LivenessScenarios extends ClusterScenarioSupport {
 
-    /** SPEC §3 and §6: a peer's stop and return are seen within 5 s. */
+    /** docs/operations.md#how-replicas-converge and #metrics: a peer's stop and return are seen within 5 s. */
     private static final Duration NOTICED_WITHIN = Duration.ofSeconds(5);
     private static final Map<NodeOption, String> NO_ANTI_ENTROPY = Map.of(NodeOption.ANTI_ENTROPY_INTERVAL, "0");
 

@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Membership changes on a running cluster (SPEC §8): a node joins, one is removed, and requests
+ * Membership changes on a running cluster (docs/operations.md#growing-and-shrinking-a-cluster): a node joins, one is removed, and requests
  * keep succeeding meanwhile; every write acknowledged before, during and after a change reads back
  * by quorum through every node; a change with another in progress is 409, with a member down 503.
  */
@@ -298,7 +298,7 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
 
             // The removed node comes back with its old data and membership: the members refuse its
             // requests, so what it coordinates cannot reach a quorum (504), and their refusals tell it
-            // the epoch that no longer has it: within SPEC §8's 30 s it learns it and sends its clients
+            // the epoch that no longer has it: within docs/operations.md#growing-and-shrinking-a-cluster's 30 s it learns it and sends its clients
             // to the members (503), its status included. It may learn that before it ever answers
             // a status of 200, so the test does not wait for one.
             c.restartUnready("n4");

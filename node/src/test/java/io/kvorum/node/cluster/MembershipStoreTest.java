@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The membership in the data dir (SPEC §8): seeded once the node started, then it wins; damage is reported, never repaired by guess. */
+/** The membership in the data dir (docs/operations.md#growing-and-shrinking-a-cluster): seeded once the node started, then it wins; damage is reported, never repaired by guess. */
 class MembershipStoreTest {
 
     @TempDir
@@ -120,7 +120,7 @@ class MembershipStoreTest {
             assertThatThrownBy(() -> new MembershipStore(dir).loadComparedWith(given(membership("kvorum", "n1=127.0.0.1:8080:9080", 1))))
                     .as(damage).isInstanceOf(InvalidTopologyException.class)
                     .hasMessageContaining(MembershipStore.FILE_NAME).hasMessageContaining("damaged")
-                    .as("one line in words (SPEC §1): no class name, no link").hasMessageNotContaining("\n")
+                    .as("one line in words (docs/operations.md#starting-nodes): no class name, no link").hasMessageNotContaining("\n")
                     .hasMessageNotContaining("com.google").hasMessageNotContaining("https://");
             assertThat(Files.readString(file)).as("not replaced").isEqualTo(damage);
         }

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** The steps of a membership change (SPEC §8) and the placement of each (PlacementPlan). */
+/** The steps of a membership change (docs/operations.md#growing-and-shrinking-a-cluster) and the placement of each (PlacementPlan). */
 class MembershipTest {
 
     private static final Membership THREE = Membership.first("kvorum",

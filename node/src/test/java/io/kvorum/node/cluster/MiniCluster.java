@@ -33,7 +33,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * N Kvorum nodes in one JVM, for multi-node scenario tests (STYLE 11, after Ratis
+ * N Kvorum nodes in one JVM, for multi-node scenario tests (after Ratis
  * {@code MiniRaftCluster}).
  *
  * <p>Topology: nodes {@code n1..nN} on 127.0.0.1, each with an HTTP and a gRPC port allocated up
@@ -76,7 +76,7 @@ public final class MiniCluster implements AutoCloseable {
 
     /**
      * Starts one node from its configuration: the seam through which a scenario is bound to a
-     * transport (STYLE 12): {@link #GRPC} as in production, or {@link #SIMULATED} in memory.
+     * transport: {@link #GRPC} as in production, or {@link #SIMULATED} in memory.
      */
     @FunctionalInterface
     public interface NodeLauncher {
@@ -299,7 +299,7 @@ public final class MiniCluster implements AutoCloseable {
         return clients.computeIfAbsent(checked(id), i -> KvorumClient.create(httpUri(i), CLIENT_TIMEOUT));
     }
 
-    /** The ids of the key's first {@code from} replicas, in preference order (SPEC §3). */
+    /** The ids of the key's first {@code from} replicas, in preference order (docs/operations.md#how-replicas-converge). */
     public List<String> replicasOf(String key, int from) {
         return placement.replicasFor(key.getBytes(StandardCharsets.UTF_8), from).stream()
                 .map(ClusterMember::id).toList();
@@ -327,7 +327,7 @@ public final class MiniCluster implements AutoCloseable {
 
     /**
      * Starts a new node, {@code n<N+1>}, with {@code --join} and {@code --cluster} naming itself and
-     * {@code seeds} (SPEC §8); returns its id once it answers {@code /v0/status}, that is once the
+     * {@code seeds} (docs/operations.md#growing-and-shrinking-a-cluster); returns its id once it answers {@code /v0/status}, that is once the
      * cluster has accepted it as joining. It is a node of this cluster from then on ({@link #ids}).
      */
     public String join(List<String> seeds) throws Exception {
@@ -392,7 +392,7 @@ public final class MiniCluster implements AutoCloseable {
 
     /**
      * Starts a node that is down again, with the same configuration and data directory, and waits
-     * until it is ready. Nothing more: SPEC §3 promises that from then on its peers serve it and it
+     * until it is ready. Nothing more: docs/operations.md#how-replicas-converge promises that from then on its peers serve it and it
      * serves them, and every scenario that restarts a node checks that promise by what it does next.
      */
     public void restart(String id) throws KvorumNode.StartupException {

@@ -12,14 +12,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Faults that only an in-memory network can inject precisely (STYLE 12: {@code
+ * Faults that only an in-memory network can inject precisely ({@code
  * BlockRequestHandlingInjection}): a link cut one way, a late answer, one lost message of one
  * kind. Each scenario first checks that its fault was really hit, so it cannot pass by missing it.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class NetworkFaultScenariosTest extends ClusterScenarioSupport {
 
-    /** SPEC §3: hints and read repairs arrive within 5 s and 1 s; polls use the larger bound. */
+    /** docs/operations.md#how-replicas-converge: hints and read repairs arrive within 5 s and 1 s; polls use the larger bound. */
     private static final Duration CONVERGES_WITHIN = Duration.ofSeconds(5);
     private static final Map<NodeOption, String> NO_ANTI_ENTROPY = Map.of(NodeOption.ANTI_ENTROPY_INTERVAL, "0");
 
@@ -83,7 +83,7 @@ class NetworkFaultScenariosTest extends ClusterScenarioSupport {
 
     /**
      * The first hint delivery to a returning node is lost on the way; the hint stays stored and
-     * the next delivery round brings it, within SPEC §3's 5 s, with no client traffic.
+     * the next delivery round brings it, within docs/operations.md#how-replicas-converge's 5 s, with no client traffic.
      */
     @Test
     void aLostHintDeliveryIsRetried() throws Exception {
@@ -102,7 +102,7 @@ class NetworkFaultScenariosTest extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §8 "Leave": the answer that completes n4's leave is lost on its way to n4, after every
+     * docs/operations.md#growing-and-shrinking-a-cluster "Leave": the answer that completes n4's leave is lost on its way to n4, after every
      * member has dropped it. n4 asks again, is answered with the membership that no longer has
      * it, and sends its clients elsewhere (503 "not a member") instead of coordinating their
      * requests into 504s for ever.

@@ -29,7 +29,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Which version wins (SPEC §3): last-write-wins on the coordinators' hybrid-logical-clock
+ * Which version wins (docs/operations.md#how-replicas-converge): last-write-wins on the coordinators' hybrid-logical-clock
  * timestamps, tombstones included; back-to-back writes through different coordinators with no
  * sleep; and the invariant that a read whose quorum overlaps the last write's (R + W > from) sees
  * it, under concurrent clients.
@@ -130,7 +130,7 @@ abstract class OrderingScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §3: no sleep is needed between two writes when the second goes through a node that
+     * docs/operations.md#how-replicas-converge: no sleep is needed between two writes when the second goes through a node that
      * acknowledged the first, or when the first was written with ack = from. Each key gets a
      * sequence of puts and deletes, each through the next node, back to back; then a read through
      * yet another node answers the last one. With {@code down = 0} every write is ack = from = N;
@@ -192,7 +192,7 @@ abstract class OrderingScenarios extends ClusterScenarioSupport {
      *   <li>own keys, written by one thread only, always through the same node (whose clock then
      *       orders them): right after each acknowledged write, and again for the last one after all
      *       threads finished, a read with R + W > from through any node returns exactly that write
-     *       (SPEC §3 invariant); other threads read them meanwhile.</li>
+     *       (docs/operations.md#how-replicas-converge invariant); other threads read them meanwhile.</li>
      * </ul>
      * The request timeout is 2 s, so that with every node up a refusal means trouble; a few are
      * tolerated for a loaded machine, and a write whose outcome is unknown is never relied upon.

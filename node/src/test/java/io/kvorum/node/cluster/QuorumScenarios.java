@@ -16,9 +16,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * What {@code ack}/{@code from} mean on a real cluster (SPEC §2 parameters and defaults, SPEC §3
+ * What {@code ack}/{@code from} mean on a real cluster (docs/http-api.md parameters and defaults, docs/operations.md#how-replicas-converge
  * placement and quorum): which requests are refused, which succeed with which nodes down, and on
- * which nodes a write lands. Each scenario runs on two and three nodes where SPEC §3 applies to both.
+ * which nodes a write lands. Each scenario runs on two and three nodes where docs/operations.md#how-replicas-converge applies to both.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 abstract class QuorumScenarios extends ClusterScenarioSupport {
@@ -27,7 +27,7 @@ abstract class QuorumScenarios extends ClusterScenarioSupport {
         super(launcher);
     }
 
-    /** SPEC §2: {@code from >} cluster size and {@code ack > from} are 400, checked against the real size. */
+    /** docs/http-api.md: {@code from >} cluster size and {@code ack > from} are 400, checked against the real size. */
     @ParameterizedTest(name = "{0} nodes")
     @ValueSource(ints = {2, 3})
     void aQuorumBeyondTheClusterOrBeyondFromIsRefused(int n) throws Exception {
@@ -52,7 +52,7 @@ abstract class QuorumScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §2 defaults: from = replication factor (here the cluster size), ack = from / 2 + 1. With
+     * docs/http-api.md defaults: from = replication factor (here the cluster size), ack = from / 2 + 1. With
      * three nodes a default request survives one node down and not two; with two nodes (2/2) it
      * survives none.
      */
@@ -86,7 +86,7 @@ abstract class QuorumScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §1/§2: {@code --replication-factor 2} on three nodes makes the default 2/2 over the key's
+     * docs/operations.md#starting-nodes and docs/http-api.md: {@code --replication-factor 2} on three nodes makes the default 2/2 over the key's
      * first two replicas. An explicit from may still go up to the cluster size.
      */
     @Test
@@ -113,7 +113,7 @@ abstract class QuorumScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §3: a request succeeds exactly when ack of the key's first from replicas are up, and
+     * docs/operations.md#how-replicas-converge: a request succeeds exactly when ack of the key's first from replicas are up, and
      * otherwise answers 504 Not Enough Replicas. Every quorum is tried with 0, 1, ... n-1 nodes down,
      * on one key per ordering of the nodes, so the down nodes take every place in some key's
      * preference list: first (asked by every from), last, or outside the first from.
@@ -159,7 +159,7 @@ abstract class QuorumScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §2: {@code replicas=A/F} is the older spelling of {@code ack=A&from=F}: sent as a person
+     * docs/http-api.md: {@code replicas=A/F} is the older spelling of {@code ack=A&from=F}: sent as a person
      * would with curl, each form answers like the other, with one node down so that some quorums
      * fail, and a value written with one form is read with the other. Mixing them is a 400.
      */
@@ -213,7 +213,7 @@ abstract class QuorumScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §3 "a PUT writes to exactly from nodes, no more", and they are the key's first from.
+     * docs/operations.md#how-replicas-converge "a PUT writes to exactly from nodes, no more", and they are the key's first from.
      *
      * <p>How to see where a write landed through HTTP alone: a GET with from=F asks exactly the key's
      * first F replicas, wherever it is coordinated; so a read of ack=F of from=F through every node

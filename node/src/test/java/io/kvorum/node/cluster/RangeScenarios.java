@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Cluster-wide range reads (SPEC §4): whichever node is asked, a range merges every node's keys,
+ * Cluster-wide range reads (docs/http-api.md (ranges)): whichever node is asked, a range merges every node's keys,
  * keeps the newest version of each, drops deleted and expired ones, survives fewer than RF nodes
  * down and answers 504 before any chunk with RF down; it streams in bounded memory, holding the
  * nodes back while its client is slow, and a client that leaves releases every node's iterator
@@ -109,7 +109,7 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
         });
     }
 
-    /** SPEC §4: with fewer than RF nodes down, every key (written to two replicas) is in the range. */
+    /** docs/http-api.md (ranges): with fewer than RF nodes down, every key (written to two replicas) is in the range. */
     @Test
     void withOneNodeDownARangeStillHasEveryKey() throws Exception {
         withCluster(3, c -> {
@@ -130,7 +130,7 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
         });
     }
 
-    /** SPEC §4: RF or more nodes down is 504 before the first chunk; one fewer is still 200. */
+    /** docs/http-api.md (ranges): RF or more nodes down is 504 before the first chunk; one fewer is still 200. */
     @Test
     void withRfNodesDownARangeIsNotEnoughReplicasBeforeAnyChunk() throws Exception {
         withCluster(3, Map.of(NodeOption.REPLICATION_FACTOR, "2"), c -> {
@@ -152,7 +152,7 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §2 and §4, across the cluster: a value written with a TTL is read through every node and
+     * docs/http-api.md (TTL and ranges), across the cluster: a value written with a TTL is read through every node and
      * listed in ranges until it expires, and afterwards reads as absent everywhere and is left out
      * of every range (it is still stored until the purge removes it).
      */
@@ -236,7 +236,7 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
     }
 
     /**
-     * SPEC §4 "stops reading from the nodes when the client goes away", whenever it goes away; and
+     * docs/http-api.md (ranges) "stops reading from the nodes when the client goes away", whenever it goes away; and
      * when a node goes away mid-range, the client sees a truncated stream and the others stop too.
      */
     @Test
@@ -261,7 +261,7 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
             assertThat(range(c, "n3", largeKey(100), largeKey(110)).entries()).hasSize(10);
             awaitReleased("a range read to its end");
 
-            // SPEC §4: a node failing after the first chunk truncates the answer, never shortens it.
+            // docs/http-api.md (ranges): a node failing after the first chunk truncates the answer, never shortens it.
             try (RangeReader reader = c.client("n1").range("rg-large-", null)) {
                 for (int i = 0; i < 10; i++) {
                     assertThat(reader.next().keyString()).isEqualTo(largeKey(i));

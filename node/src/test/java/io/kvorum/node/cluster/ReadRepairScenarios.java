@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Read repair (SPEC §3): when the replicas that answered a read disagree, the stale ones get the
+ * Read repair (docs/operations.md#how-replicas-converge): when the replicas that answered a read disagree, the stale ones get the
  * newest version soon after, without the read waiting for it. A replica "alone" is read by
  * stopping the others and asking with ack = 1 of from = N, so that only it can answer.
  */

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
  * heals and every node comes back, and:
  * <ul>
  *   <li>the history, final reads through every node included, passes {@link HistoryChecker}
- *       (SPEC §3: no lost acknowledged write, no read older than an acknowledged write it followed,
+ *       (docs/operations.md#how-replicas-converge: no lost acknowledged write, no read older than an acknowledged write it followed,
  *       as R + W > from with the default quorum);</li>
  *   <li>the replicas converge: after two {@code POST /v0/repair} through one node (the first
  *       gathers the newest versions there, the second spreads them), a third finds nothing left to

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §8 on a real node: {@code --cluster} seeds the membership in the data dir on the first
+ * docs/operations.md#growing-and-shrinking-a-cluster on a real node: {@code --cluster} seeds the membership in the data dir on the first
  * start; a restart with other options serves the stored one; a node that the stored membership
  * does not name, or whose stored membership is damaged, does not start.
  */

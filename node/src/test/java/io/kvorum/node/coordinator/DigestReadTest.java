@@ -142,7 +142,7 @@ class DigestReadTest {
         a.read().complete(v2);
         assertThat(get).isCompletedWithValue(v2);
         assertThat(get.join().value()).isEqualTo("v2".getBytes(StandardCharsets.UTF_8));
-        // the stale replica that answered is repaired at once, without waiting for b (SPEC §3: within a second)
+        // the stale replica that answered is repaired at once, without waiting for b (docs/operations.md#how-replicas-converge: within a second)
         assertThat(self.written).containsExactly(v2);
         assertThat(b.written).isEmpty();
 
@@ -224,7 +224,7 @@ class DigestReadTest {
         for (int i = 0; i < reads; i++) {
             gets.add(coordinator.get(KEY, new Quorum(2, 3)));
         }
-        // SPEC §3: ack replicas answered, so every read answers; a hang costs the withheld ones time only.
+        // docs/operations.md#how-replicas-converge: ack replicas answered, so every read answers; a hang costs the withheld ones time only.
         for (CompletableFuture<Record> get : gets) {
             assertThat(get).succeedsWithin(Duration.ofSeconds(5)).isEqualTo(v1);
         }

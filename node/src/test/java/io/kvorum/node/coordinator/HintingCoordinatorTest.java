@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The coordinator's side of hinted handoff (SPEC §3): every write a remote replica did not
+ * The coordinator's side of hinted handoff (docs/operations.md#how-replicas-converge): every write a remote replica did not
  * acknowledge goes to the {@link HintSink}, before or after the client was answered; nothing else
  * does. Replicas answer by hand, one at a time, as in {@link CoordinatorTest}.
  */

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The bearer-token gate in the real pipeline: what it lets through to the router and what it
- * answers {@code 401} itself (SPEC §7), in order with the other requests of a connection.
+ * answers {@code 401} itself (docs/operations.md#security), in order with the other requests of a connection.
  */
 class BearerAuthenticationTest {
 
@@ -92,7 +92,7 @@ class BearerAuthenticationTest {
         assertThat(replies).extracting(Reply::status).containsExactly(401, 401);
         assertThat(replies.get(0).body()).isEqualTo("send one Authorization header, not 2\n");
 
-        // SPEC §7: every request but GET /v0/status. Read raw: the decoder here cannot know that a HEAD answer has no body.
+        // docs/operations.md#security: every request but GET /v0/status. Read raw: the decoder here cannot know that a HEAD answer has no body.
         connection.send(request("HEAD", "/v0/status", null));
         assertThat(connection.rawOutput()).startsWith("HTTP/1.1 401 Unauthorized");
         assertThat(routed).as("whichever of the two is valid").isEmpty();

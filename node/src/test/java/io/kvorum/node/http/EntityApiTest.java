@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §2, entity API and the other endpoints, on one node: every success and error row, key
+ * docs/http-api.md, entity API and the other endpoints, on one node: every success and error row, key
  * decoding, the {@code ack}/{@code from}/{@code replicas}/{@code ttl} parameters, body limits
  * and the plain-text error bodies.
  */

@@ -12,7 +12,7 @@ final class HttpAssertions {
     private HttpAssertions() {
     }
 
-    /** SPEC §2: an error has the given status and a short, non-empty plain-text body saying what was wrong. */
+    /** docs/http-api.md: an error has the given status and a short, non-empty plain-text body saying what was wrong. */
     static void assertError(HttpResponse<byte[]> response, int status) {
         assertStatus(response, status);
         String what = response.request().method() + " " + abbreviate(response.uri().getRawPath()

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §2: "No request, however malformed, may crash a node, leak memory, or block other
+ * docs/http-api.md: "No request, however malformed, may crash a node, leak memory, or block other
  * requests." Each case talks to the node over a raw socket with a read timeout (so a node that
  * never answers fails the test), expects a 4xx answer where a complete request was sent, and
  * after each test checks that the node answers a new client. Leaks are caught by

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §2: "node overloaded (its bounded queues are full) → 503 with Retry-After; the request had
+ * docs/http-api.md: "node overloaded (its bounded queues are full) → 503 with Retry-After; the request had
  * no effect". The node runs with {@code --storage-queue 1 --storage-readers 1}.
  *
  * <p>To fill the read queue deterministically, the one storage reader thread is held: the node's
@@ -41,7 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * be refused with 503 at once, and the waiting one must succeed once the reader is let go.
  *
  * <p>The same held reader, on a node with a short {@code --request-timeout}, makes a read miss its
- * deadline: the §2 row "fewer than ack replicas answered within --request-timeout → 504, the body
+ * deadline: the docs/http-api.md row "fewer than ack replicas answered within --request-timeout → 504, the body
  * contains Not Enough Replicas", on a single node.
  *
  * <p>Writes go through a separate queue drained by a single writer thread, and nothing the test
@@ -159,7 +159,7 @@ class OverloadTest {
                     .isInstanceOfSatisfying(CompletionException.class, e -> assertThat(e.getCause())
                             .isInstanceOfSatisfying(KvorumException.class, k -> assertThat(k.isOverloaded()).isTrue()));
             assertThat(queued).as("the queued read waits for the reader").isNotDone();
-            // SPEC §6: each refusal counts, in storage and as the GET's 503 (once its answer is written).
+            // docs/operations.md#metrics: each refusal counts, in storage and as the GET's 503 (once its answer is written).
             TestNode.awaitUntil(WAIT, () -> {
                 Scrape metrics = Scrape.parse(new String(node.get("/metrics").body(), UTF_8));
                 return metrics.sum("kvorum_storage_rejected_total", Map.of()) == 8

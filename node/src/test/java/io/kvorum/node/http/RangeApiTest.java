@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §4 on one node: {@code GET /v0/entities?start=S[&end=E]} answers 200 with a chunked
+ * docs/http-api.md (ranges) on one node: {@code GET /v0/entities?start=S[&end=E]} answers 200 with a chunked
  * stream, one chunk per entry ({@code <key>\n<value>}), in ascending unsigned byte order of keys,
  * from start inclusive to end exclusive, with only the newest value of each key and without
  * deleted ones. Each test gets a fresh node, so "to the last key" means exactly the test's keys.

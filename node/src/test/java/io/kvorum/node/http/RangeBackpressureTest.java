@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §4: a range streams in bounded memory and "stops reading from the nodes when the client
+ * docs/http-api.md (ranges): a range streams in bounded memory and "stops reading from the nodes when the client
  * goes away". A client that reads a few KB of a 20 MiB range holds the node's cursor open (the
  * node waits instead of buffering the rest), and closing the socket releases it. A slow reader
  * still gets every entry.

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §2 {@code ttl}: a value expires MS milliseconds after the coordinator received the write,
+ * docs/http-api.md {@code ttl}: a value expires MS milliseconds after the coordinator received the write,
  * and then reads as absent everywhere (404, and missing from ranges).
  *
  * <p>One test runs on the real clock, as a user sees it. The others drive the node's

@@ -24,14 +24,14 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §6 on running nodes: {@code GET /metrics} shows every family of the table from the start,
+ * docs/operations.md#metrics on running nodes: {@code GET /metrics} shows every family of the table from the start,
  * its counters follow the requests answered, no label carries a key, {@code promtool} accepts it,
  * and {@code kvorum_peer_up} follows a peer that stops and returns within 5 seconds.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class MetricsEndpointTest {
 
-    /** SPEC §6's table, with each family's type. */
+    /** docs/operations.md#metrics's table, with each family's type. */
     static final Map<String, String> SPEC_FAMILIES = Map.ofEntries(
             Map.entry("kvorum_requests_total", "counter"),
             Map.entry("kvorum_request_duration_seconds", "histogram"),
@@ -45,7 +45,7 @@ class MetricsEndpointTest {
             Map.entry("kvorum_anti_entropy_records_total", "counter"),
             Map.entry("kvorum_storage_queue_depth", "gauge"),
             Map.entry("kvorum_storage_rejected_total", "counter"));
-    /** Within SPEC §6's 5 s, with room for a scrape. */
+    /** Within docs/operations.md#metrics's 5 s, with room for a scrape. */
     private static final Duration PEER_UP_FOLLOWS = Duration.ofSeconds(5);
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
@@ -72,7 +72,7 @@ class MetricsEndpointTest {
                 assertThat(scrape.types()).as("family %s", family).containsEntry(family, type));
         assertThat(scrape.families()).as("the JVM's and the process's").anyMatch(f -> f.startsWith("jvm_"))
                 .anyMatch(f -> f.startsWith("process_"));
-        assertThat(scrape.families()).as("SPEC §6: every family is kvorum_*, jvm_* or process_*")
+        assertThat(scrape.families()).as("docs/operations.md#metrics: every family is kvorum_*, jvm_* or process_*")
                 .allMatch(f -> f.matches("(kvorum|jvm|process)_\\w+"));
     }
 

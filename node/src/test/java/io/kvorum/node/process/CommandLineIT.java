@@ -39,7 +39,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * SPEC §1, the command line: "A bad option ... exits non-zero at once with a one-line message on
+ * docs/operations.md#starting-nodes, the command line: "A bad option ... exits non-zero at once with a one-line message on
  * stderr that says what is wrong, and no stack trace"; options as environment variables, a flag
  * winning over its variable, {@code --help}, and the defaults with no options at all.
  *
@@ -56,10 +56,10 @@ class CommandLineIT {
      * once". A node that wrongly accepted its options would keep running and never exit.
      */
     private static final Duration REJECTED_EXIT = Duration.ofSeconds(20);
-    /** The SPEC's bound from SIGTERM to exit. */
+    /** The bound from SIGTERM to exit (docs/operations.md#signals-and-durability). */
     private static final Duration SIGTERM_EXIT = Duration.ofSeconds(10);
 
-    /** The options SPEC §1 lists; {@code --help} must name each. */
+    /** The options docs/operations.md#starting-nodes lists; {@code --help} must name each. */
     private static final List<String> SPEC_OPTIONS = List.of("--cluster", "--node-id", "--data-dir", "--bind",
             "--replication-factor", "--fsync", "--anti-entropy-interval", "--request-timeout", "--max-value-bytes");
 
@@ -147,7 +147,7 @@ class CommandLineIT {
     }
 
     /**
-     * SPEC §7: the TLS flags are all three or none, and a certificate, key, CA or token file that
+     * docs/operations.md#security: the TLS flags are all three or none, and a certificate, key, CA or token file that
      * cannot be read or used is a bad option (exit 2, one line, naming the option), never a node
      * that starts and fails its first handshake.
      */
@@ -245,7 +245,7 @@ class CommandLineIT {
     }
 
     /**
-     * SPEC §8: "--cluster seeds it on a node's first start". A start that failed (here, its HTTP
+     * docs/operations.md#growing-and-shrinking-a-cluster: "--cluster seeds it on a node's first start". A start that failed (here, its HTTP
      * port was taken) is not that first start: the corrected command line is what the node then
      * serves and stores.
      */
@@ -268,7 +268,7 @@ class CommandLineIT {
     }
 
     /**
-     * SPEC §8: later, "the stored membership ... wins, and a differing --cluster is logged and
+     * docs/operations.md#growing-and-shrinking-a-cluster: later, "the stored membership ... wins, and a differing --cluster is logged and
      * ignored": the node listens on the ports of its stored entry, not on those of the flag.
      */
     @Test

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §1: "SIGKILL loses no acknowledged write: a restarted node with the same {@code --data-dir}
+ * docs/operations.md#starting-nodes: "SIGKILL loses no acknowledged write: a restarted node with the same {@code --data-dir}
  * serves everything it acknowledged". Each test writes distinct keys with distinct values, kills
  * the node with SIGKILL, restarts it on the same data directory and ports, and reads every key
  * the node had answered {@code 201} for.

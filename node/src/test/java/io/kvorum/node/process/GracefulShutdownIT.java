@@ -34,14 +34,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §1: "SIGTERM stops the node gracefully (stop accepting, finish or fail in-flight requests,
+ * docs/operations.md#starting-nodes: "SIGTERM stops the node gracefully (stop accepting, finish or fail in-flight requests,
  * flush, exit 0 within 10 s)". Each test sends SIGTERM and waits at most those 10 s for exit
  * status 0, then checks what the shutdown did to requests and data.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class GracefulShutdownIT {
 
-    /** The SPEC's bound from SIGTERM to exit. */
+    /** The bound from SIGTERM to exit (docs/operations.md#signals-and-durability). */
     private static final Duration SIGTERM_EXIT = Duration.ofSeconds(10);
     private static final Duration ANSWERS = Duration.ofSeconds(90);
     private static final int PARALLELISM = 32;

@@ -24,7 +24,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * SPEC §3, hinted handoff: "a write that could not reach a replica is kept durably by the
+ * docs/operations.md#how-replicas-converge, hinted handoff: "a write that could not reach a replica is kept durably by the
  * coordinator (a graceful stop writes every hint it holds; none is dropped for shutting down) and
  * delivered within 5 seconds of that replica answering again, with or without client traffic,
  * also after the coordinator itself restarted" (issue 12: a hint taken just before SIGTERM was
@@ -44,7 +44,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class HintDurabilityIT {
 
-    /** SPEC §3: a hint is delivered within 5 s of its replica answering again. */
+    /** docs/operations.md#how-replicas-converge: a hint is delivered within 5 s of its replica answering again. */
     private static final Duration DELIVERY = Duration.ofSeconds(5);
     private static final int N1 = 0;
     private static final int N2 = 1;
@@ -131,7 +131,7 @@ class HintDurabilityIT {
 
     /**
      * A key whose first replica is n1, by the node's own placement (a function of the node ids
-     * alone, SPEC §3), so that a read with {@code from=1} through n1 answers from n1's copy.
+     * alone, docs/operations.md#how-replicas-converge), so that a read with {@code from=1} through n1 answers from n1's copy.
      */
     private static String keyWhoseFirstReplicaIsN1(LocalCluster cluster) {
         Placement placement;

@@ -21,7 +21,7 @@ import java.util.stream.IntStream;
  */
 final class LocalCluster {
 
-    /** The SPEC's bound from SIGTERM to exit (§1). */
+    /** The bound from SIGTERM to exit (docs/operations.md#signals-and-durability). */
     static final Duration SIGTERM_EXIT = Duration.ofSeconds(10);
 
     private final NodeProcesses nodes;
@@ -110,7 +110,7 @@ final class LocalCluster {
         startAllReady(IntStream.range(0, size).toArray());
     }
 
-    /** SIGTERM, then asserts that the node exits 0 within {@link #SIGTERM_EXIT} (SPEC §1). */
+    /** SIGTERM, then asserts that the node exits 0 within {@link #SIGTERM_EXIT} (docs/operations.md#starting-nodes). */
     void stop(int node) {
         NodeJvm p = current[node];
         p.terminate();

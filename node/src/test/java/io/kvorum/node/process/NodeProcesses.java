@@ -17,7 +17,7 @@ import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Starts {@code java -jar kvorum-node.jar [options]} child processes ({@link NodeJvm}s) as SPEC §1
+ * Starts {@code java -jar kvorum-node.jar [options]} child processes ({@link NodeJvm}s) as docs/operations.md#starting-nodes
  * says an operator starts a node, and always cleans them up: after each test, passed or failed,
  * every process still running is SIGKILLed and reaped, and when the test failed the logs of every
  * process it started are printed. Register it on an instance field after the test's

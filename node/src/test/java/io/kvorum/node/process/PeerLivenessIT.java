@@ -31,7 +31,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * SPEC §3, liveness: "a node that restarts is served by its peers as soon as its GET /v0/status
+ * docs/operations.md#how-replicas-converge, liveness: "a node that restarts is served by its peers as soon as its GET /v0/status
  * answers 200; a request whose replicas are all up never fails because one of them was down a
  * moment ago" (issue 12: the coordinator's channel to the restarted peer was still in reconnect
  * backoff, and the first requests after its return answered 504).

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §6 with a real Prometheus (issue 15): three node processes, scraped every second by the
+ * docs/operations.md#metrics with a real Prometheus (issue 15): three node processes, scraped every second by the
  * {@code prometheus} binary on a free loopback port, serve a stream of PUTs and GETs, and one of
  * them is stopped. Prometheus' HTTP API must then show a request rate above zero, a p99 computed
  * from {@code kvorum_request_duration_seconds_bucket}, and the stopped node as down

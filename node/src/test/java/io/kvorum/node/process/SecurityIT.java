@@ -37,7 +37,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §7 on node processes started as an operator starts them, with certificates from
+ * docs/operations.md#security on node processes started as an operator starts them, with certificates from
  * {@code ./kvorum certs}: HTTPS and bearer tokens for clients (quorum requests, a client without the
  * CA, curl, missing and wrong tokens, plain HTTP to the HTTPS port, rotation without restart), mutual
  * TLS between nodes (a member with a certificate of another CA, or without TLS, can neither write to
@@ -47,7 +47,7 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class SecurityIT {
 
-    /** SPEC §7: the token file is re-read within 10 s of a change (the node re-reads it every 2 s). */
+    /** docs/operations.md#security: the token file is re-read within 10 s of a change (the node re-reads it every 2 s). */
     private static final Duration ROTATION_BOUND = Duration.ofSeconds(10);
     private static final Duration READY = Duration.ofSeconds(60);
 
@@ -341,7 +341,7 @@ class SecurityIT {
                 () -> member.stdout().contains(logged), member::describe);
     }
 
-    /** SPEC §7: no token (valid or not), no value and no line of a key file in any log, not even as a hex dump. */
+    /** docs/operations.md#security: no token (valid or not), no value and no line of a key file in any log, not even as a hex dump. */
     private void assertLogsHoldNoSecret(List<NodeJvm> processes) throws IOException {
         List<String> keyLines = new ArrayList<>();
         try (var files = Files.walk(tmp)) {

@@ -10,7 +10,7 @@ import io.kvorum.node.LogCapture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The token file of {@code --auth-token-file} (SPEC §7): parsing, matching, and rotation by {@link BearerTokens#refresh}. */
+/** The token file of {@code --auth-token-file} (docs/operations.md#security): parsing, matching, and rotation by {@link BearerTokens#refresh}. */
 class BearerTokensTest {
 
     @TempDir

@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What a measured cluster asks of its clients (SPEC §7), for {@code --tls} and {@code --token}: a
+ * What a measured cluster asks of its clients (docs/operations.md#security), for {@code --tls} and {@code --token}: a
  * throwaway CA and one certificate for every node (they all run on 127.0.0.1), made by
  * {@code ./kvorum certs} in the run folder, and a random token in a file there. Everything perf
  * sends then speaks HTTPS, trusting that CA, and carries the token: the load tool through the file

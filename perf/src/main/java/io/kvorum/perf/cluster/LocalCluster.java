@@ -37,7 +37,7 @@ public final class LocalCluster implements AutoCloseable {
 
     /** How long {@link #start} waits for every node to be ready. */
     static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
-    /** How long {@link #close} waits after SIGTERM before SIGKILL (the SPEC promises exit within 10 s). */
+    /** How long {@link #close} waits after SIGTERM before SIGKILL (a node exits within 10 s: docs/operations.md#signals-and-durability). */
     static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
     /** Decorations of the GC logs; {@code time} is what {@code GcLog} filters the measured run by. */
     static final String GC_LOG_DECORATIONS = "time,uptime,level,tags";
@@ -129,7 +129,7 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /**
-     * Starts one more node, {@code n<N+1>}, with {@code --join} (SPEC §8), asking n1; returns its id
+     * Starts one more node, {@code n<N+1>}, with {@code --join} (docs/operations.md#growing-and-shrinking-a-cluster), asking n1; returns its id
      * once it serves, that is once the cluster has accepted it as joining. It is stopped with the rest.
      */
     public synchronized String join() throws IOException, InterruptedException {

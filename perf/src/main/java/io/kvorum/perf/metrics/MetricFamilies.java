@@ -28,7 +28,7 @@ public final class MetricFamilies {
 
     public static final String JVM_GC_PAUSE = "jvm_gc_pause_seconds";
 
-    /** SPEC §6's table: every family a node must expose from its start. */
+    /** docs/operations.md#metrics's table: every family a node must expose from its start. */
     public static final Set<String> SPEC = Set.of(REQUESTS, REQUEST_DURATION, REPLICA_REQUESTS, PEER_UP, HINTS_PENDING,
             HINTS_DELIVERED, HINTS_DROPPED, READ_REPAIRS, ANTI_ENTROPY_ROUNDS, ANTI_ENTROPY_RECORDS, STORAGE_QUEUE_DEPTH,
             STORAGE_REJECTED);

@@ -13,7 +13,7 @@ import java.util.Map;
 import java.util.Properties;
 
 /**
- * How the binding reaches a secured cluster (SPEC §7), from the properties {@value #CA} (the PEM
+ * How the binding reaches a secured cluster (docs/operations.md#security), from the properties {@value #CA} (the PEM
  * file of the CA that signed the nodes' certificates; {@code https://} URLs) and {@value #TOKEN_FILE}
  * (a file whose first line is the bearer token, so that no command line or properties file holds
  * the token itself). Both optional.

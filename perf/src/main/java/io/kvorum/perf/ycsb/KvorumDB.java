@@ -42,7 +42,7 @@ import site.ycsb.Status;
  *   <li>{@code insert} writes the record whole; {@code delete} deletes it.</li>
  *   <li>{@code scan} reads the range from {@code <table>:<startkey>} to the end of the table's
  *       prefix, stops after {@code recordcount} records and closes the stream. Ranges ignore
- *       {@code ack}/{@code from} (SPEC §4).</li>
+ *       {@code ack}/{@code from} (docs/http-api.md (ranges)).</li>
  * </ul>
  *
  * <p>Outcomes: {@code OK}; {@code NOT_FOUND} for an absent record; {@code SERVICE_UNAVAILABLE} for

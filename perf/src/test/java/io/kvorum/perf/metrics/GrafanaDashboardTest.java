@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * The Grafana dashboard {@code ops/grafana/kvorum.json} is importable and names only metric
  * families a node exports: those of {@code ops/grafana/exported-families.txt}, a list regenerated
  * from a real node's {@code /metrics} (its header says how), which must itself hold every family
- * of SPEC §6 ({@link MetricFamilies#SPEC}).
+ * of docs/operations.md#metrics ({@link MetricFamilies#SPEC}).
  */
 class GrafanaDashboardTest {
 
@@ -45,7 +45,7 @@ class GrafanaDashboardTest {
 
     @Test
     void theExportedFamiliesHoldEverySpecFamily() throws IOException {
-        assertThat(exportedFamilies()).as("ops/grafana/exported-families.txt against SPEC §6")
+        assertThat(exportedFamilies()).as("ops/grafana/exported-families.txt against docs/operations.md#metrics")
                 .containsAll(MetricFamilies.SPEC);
     }
 

@@ -30,8 +30,8 @@ import site.ycsb.Status;
 import site.ycsb.StringByteIterator;
 
 /**
- * The perf tools against a real in-process node secured as {@code --tls --token} secure it (SPEC
- * §7): {@link ClusterSecurity} makes what the node is started with, the metrics scraper and the YCSB
+ * The perf tools against a real in-process node secured as {@code --tls --token} secure it
+ * (docs/operations.md#security): {@link ClusterSecurity} makes what the node is started with, the metrics scraper and the YCSB
  * binding reach it over HTTPS with the token, and without them they are refused.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)

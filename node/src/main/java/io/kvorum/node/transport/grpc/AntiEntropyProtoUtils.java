@@ -27,7 +27,7 @@ import java.util.stream.LongStream;
 
 /**
  * Converts anti-entropy messages and failures between the core and the wire; the only place that
- * knows both. Failures map through one switch each way (STYLE 8).
+ * knows both. Failures map through one switch each way.
  */
 final class AntiEntropyProtoUtils {
 

@@ -18,8 +18,8 @@ import java.util.HashSet;
 import java.util.Set;
 
 /**
- * Refuses traffic from a node of another cluster (SPEC §5), in one place for every service: the
- * first message of each call must carry a {@link RequestHeader} in field 1 (STYLE 4) with this
+ * Refuses traffic from a node of another cluster (docs/operations.md#cluster-identity), in one place for every service: the
+ * first message of each call must carry a {@link RequestHeader} in field 1 with this
  * cluster's id, and a later message that carries one must agree. A refused call is closed with
  * {@code PERMISSION_DENIED} before its service sees anything, and logged ({@link ForeignClusterLog},
  * rate-limited). Services therefore never check the cluster id themselves.
@@ -32,7 +32,7 @@ import java.util.Set;
  * member ({@link NotAMemberRefusals}), and the one change it may still send
  * ({@link io.kvorum.node.cluster.MembershipChange#mayComeFromFormerMember}). The epoch of every
  * accepted header is reported to the node's membership, which fetches a newer one from the sender
- * (SPEC §8).
+ * (docs/operations.md#growing-and-shrinking-a-cluster).
  */
 final class ClusterCheck implements ServerInterceptor {
 

@@ -9,7 +9,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The log line of SPEC §5 for traffic refused because it came from another cluster, at most once
+ * The log line of docs/operations.md#cluster-identity for traffic refused because it came from another cluster, at most once
  * a minute per sender and kind of traffic, since a foreign node keeps sending heartbeats and
  * requests. Thread-safe.
  */

@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A peer's raw entries of a range, read over a {@code RangeScan.Scan} call: the remote side of a
- * cluster-wide range (SPEC §4).
+ * cluster-wide range (docs/http-api.md (ranges)).
  *
  * <p>Each stream is one call, started by its first {@link EntryStream#next()}. Flow control is
  * manual: one message is requested per {@code next()}, so the peer reads storage only as fast as

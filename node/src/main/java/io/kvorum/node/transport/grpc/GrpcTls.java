@@ -9,7 +9,7 @@ import io.grpc.TlsServerCredentials;
 import io.kvorum.node.security.LiveTls;
 
 /**
- * Both ends of the gRPC transport's security (SPEC §7): plaintext without TLS files; with them,
+ * Both ends of the gRPC transport's security (docs/operations.md#security): plaintext without TLS files; with them,
  * mutual TLS where each side trusts only the CA file, and a channel checks that the peer's
  * certificate names the host it dialled. Both ends use the node's {@link LiveTls}: a certificate or
  * CA renewed in its files is used from the next handshake on.

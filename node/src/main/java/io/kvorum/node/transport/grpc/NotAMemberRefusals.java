@@ -12,7 +12,7 @@ import io.grpc.Status;
 import io.kvorum.node.cluster.MembershipResponder;
 
 /**
- * How a node that was removed while it was down learns it (SPEC §8: a node that was down during a
+ * How a node that was removed while it was down learns it (docs/operations.md#growing-and-shrinking-a-cluster: a node that was down during a
  * change learns the newer membership from its peers when it returns). The members no longer send
  * it anything, and refuse what it sends them with the epoch they know ({@link ClusterCheck#EPOCH_TRAILER});
  * this interceptor, on the node's channel to one peer, reports that epoch to the node's membership

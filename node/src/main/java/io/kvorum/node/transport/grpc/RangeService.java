@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The node side of {@code RangeScan.Scan}: streams this node's raw entries of a range to a
- * coordinator that merges them with the other nodes' (SPEC §4).
+ * coordinator that merges them with the other nodes' (docs/http-api.md (ranges)).
  *
  * <p>Flow control is manual: a batch is read from storage only while the call is ready (the
  * coordinator has room for it), and the next read waits for the call's on-ready signal. Each

@@ -19,7 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * SPEC §7's log line for a peer connection refused because its security does not match this
+ * docs/operations.md#security's log line for a peer connection refused because its security does not match this
  * node's: a certificate another CA signed, on either end of the connection (seen by the trust
  * manager of {@link #trusting}), or bytes that are not what this end speaks, such as plaintext to a
  * TLS node or TLS to a plain node (seen through grpc-netty's own java.util.logging records,

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Anti-entropy rounds end to end over in-process gRPC (STYLE 10): two nodes with their own LevelDB,
+ * Anti-entropy rounds end to end over in-process gRPC: two nodes with their own LevelDB,
  * the initiator's {@link GrpcAntiEntropyPeer} and the responder's {@link AntiEntropyGrpcService}.
  * Messages are capped at {@value #MAX_MESSAGE_BYTES} bytes on both sides, so a round that sent an
  * unbounded batch would fail.
