@@ -1,9 +1,8 @@
 package io.kvorum.node.transport.grpc;
 
 import io.kvorum.proto.RequestHeader;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
+import io.kvorum.node.util.LogRateLimit;
+import java.time.Duration;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,10 +15,10 @@ import org.slf4j.LoggerFactory;
 final class ForeignClusterLog {
 
     private static final Logger log = LoggerFactory.getLogger(ForeignClusterLog.class);
-    private static final long INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     private final Supplier<String> clusterId;
-    private final Map<String, Long> lastLogged = new ConcurrentHashMap<>();
+    /** Keyed by what the sender names itself: bounded, since anyone who reaches the port chooses it. */
+    private final LogRateLimit lines = new LogRateLimit(Duration.ofMinutes(1));
 
     ForeignClusterLog(String clusterId) {
         this(() -> clusterId);
@@ -36,11 +35,7 @@ final class ForeignClusterLog {
         if (ours.equals(header.getClusterId())) {
             return true;
         }
-        long now = System.nanoTime();
-        String key = traffic + '\0' + header.getSender();
-        Long last = lastLogged.get(key);
-        if (last == null || now - last > INTERVAL_NANOS) {
-            lastLogged.put(key, now);
+        if (lines.admit(traffic + '\0' + header.getSender())) {
             log.warn("refusing {} from node '{}' of another cluster (its cluster id {}, ours {}): "
                     + "every node must be started with the same --cluster", traffic, header.getSender(),
                     header.getClusterId(), ours);
@@ -54,11 +49,7 @@ final class ForeignClusterLog {
      * has some), at WARN for a node that is not known to have been a member since this one started.
      */
     void notAMember(String traffic, String sender, long epoch, boolean departed) {
-        long now = System.nanoTime();
-        String key = traffic + '\0' + sender + "\0member";
-        Long last = lastLogged.get(key);
-        if (last == null || now - last > INTERVAL_NANOS) {
-            lastLogged.put(key, now);
+        if (lines.admit(traffic + '\0' + sender + "\0member")) {
             if (departed) {
                 log.info("refusing {} from node '{}': it left this cluster or was removed from it (epoch {}); it stops "
                         + "calling once it learns so", traffic, sender, epoch);

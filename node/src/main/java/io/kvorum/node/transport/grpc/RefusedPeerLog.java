@@ -7,9 +7,8 @@ import java.security.cert.CertificateException;
 import java.security.cert.CertificateExpiredException;
 import java.security.cert.CertificateNotYetValidException;
 import java.security.cert.X509Certificate;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
+import io.kvorum.node.util.LogRateLimit;
+import java.time.Duration;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -29,8 +28,8 @@ import org.slf4j.LoggerFactory;
 final class RefusedPeerLog {
 
     private static final Logger log = LoggerFactory.getLogger(RefusedPeerLog.class);
-    private static final long INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
-    private static final Map<String, Long> lastLogged = new ConcurrentHashMap<>();
+    /** Keyed by a peer's address and certificate subject: bounded, since a peer chooses both. */
+    private static final LogRateLimit lines = new LogRateLimit(Duration.ofMinutes(1));
     /** Held, so that the settings made on them are not lost when java.util.logging drops unreferenced loggers. */
     private static final java.util.logging.Logger GRPC_SERVER_TRANSPORT =
             java.util.logging.Logger.getLogger("io.grpc.netty.NettyServerTransport");
@@ -63,11 +62,7 @@ final class RefusedPeerLog {
     }
 
     private static void warn(String kind, String source, String message, Object... args) {
-        long now = System.nanoTime();
-        String key = kind + '\0' + source;
-        Long last = lastLogged.get(key);
-        if (last == null || now - last > INTERVAL_NANOS) {
-            lastLogged.put(key, now);
+        if (lines.admit(kind + '\0' + source)) {
             log.warn(message, args);
         }
     }
