@@ -2,10 +2,16 @@ package io.kvorum.node.cluster;
 
 import io.kvorum.node.cluster.MembershipChangeException.Reason;
 import io.kvorum.node.util.Failures;
+import io.kvorum.node.util.LogRateLimit;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
@@ -39,6 +45,8 @@ public final class ClusterMembership implements MembershipResponder {
     private final Executor executor;
     private final List<Consumer<Membership>> listeners = new CopyOnWriteArrayList<>();
     private final AtomicBoolean fetching = new AtomicBoolean();
+    /** Refused proposals, logged at most once a minute per sender. */
+    private final LogRateLimit refusals = new LogRateLimit(Duration.ofMinutes(1));
     private final AtomicBoolean changing = new AtomicBoolean();
     private volatile Function<String, MembershipPeer> peers = id -> null;
     private volatile Membership current;
@@ -91,6 +99,46 @@ public final class ClusterMembership implements MembershipResponder {
     @Override
     public CompletableFuture<Void> adopt(Membership proposed) {
         return CompletableFuture.runAsync(() -> adoptNow(proposed), executor);
+    }
+
+    /**
+     * Adopts a newer epoch only from a member that may have proposed it: the change coordinator
+     * (docs/operations.md#security). Any other sender is refused ({@code INVALID}) and logged, and
+     * nothing changes; a node that missed epochs learns them through {@link #sawEpoch} instead.
+     */
+    @Override
+    public CompletableFuture<Void> adoptProposal(String sender, Membership proposed) {
+        return CompletableFuture.runAsync(() -> {
+            Membership m = current;
+            Set<String> proposers = proposers(m, proposed);
+            if (proposed.epoch() > m.epoch() && !proposers.contains(sender)) {
+                String why = "epoch " + proposed.epoch() + " proposed by " + sender + " refused: only the change "
+                        + "coordinator proposes epochs (" + String.join(" or ", proposers) + " after epoch " + m.epoch() + ")";
+                if (refusals.admit(sender)) {
+                    log.warn("{}", why);
+                }
+                throw new MembershipChangeException(Reason.INVALID, why);
+            }
+            adoptNow(proposed);
+        }, executor);
+    }
+
+    /**
+     * The members that may propose {@code proposed} to a node that knows {@code m}: the change
+     * coordinator of a change that starts from {@code m} ({@link #coordinatorFor}). That is the
+     * lowest current member, or, for the one proposal that removes it, the lowest but one.
+     */
+    static Set<String> proposers(Membership m, Membership proposed) {
+        Set<String> out = new TreeSet<>();
+        String lowest = lowestCurrent(m, null);
+        if (lowest != null) {
+            out.add(lowest);
+            String next = lowestCurrent(m, lowest);
+            if (next != null && proposed.equals(m.withRemoved(lowest))) {
+                out.add(next);
+            }
+        }
+        return out;
     }
 
     /**
@@ -157,12 +205,49 @@ public final class ClusterMembership implements MembershipResponder {
             fetching.set(false);
             return;
         }
-        peer.fetch().thenCompose(this::adopt).whenComplete((ignored, error) -> {
+        String from = peer == peers.apply(sender) ? sender : null;
+        peer.fetch().thenCompose(fetched -> vouchedFor(from, fetched)).thenCompose(this::adopt).whenComplete((ignored, error) -> {
             fetching.set(false);
             if (error != null) {
-                log.info("could not fetch membership epoch {} from {}: {}", epoch, sender,
+                log.info("did not take membership epoch {} seen on a request of {}: {}", epoch, sender,
                         Failures.unwrap(error).getMessage());
             }
+        });
+    }
+
+    /**
+     * What of a membership fetched from {@code sender} (null: from a peer that did not send the
+     * epoch) this node may adopt: the membership itself when its sender may have proposed it
+     * ({@link #proposers}); otherwise the same membership served by another member, or a newer one
+     * served by a member that may have proposed that. No single member but the change coordinator
+     * installs a membership on its peers (docs/operations.md#security).
+     */
+    private CompletableFuture<Membership> vouchedFor(String sender, Membership fetched) {
+        Membership m = current;
+        if (fetched.epoch() <= m.epoch() || sender != null && proposers(m, fetched).contains(sender)) {
+            return CompletableFuture.completedFuture(fetched);
+        }
+        Map<String, CompletableFuture<Membership>> others = new TreeMap<>();
+        for (ClusterMember member : m.topology().members()) {
+            MembershipPeer p = member.id().equals(selfId) || member.id().equals(sender) ? null : peers.apply(member.id());
+            if (p != null) {
+                others.put(member.id(), p.fetch().exceptionally(error -> null));
+            }
+        }
+        return CompletableFuture.allOf(others.values().toArray(CompletableFuture[]::new)).thenApply(v -> {
+            for (CompletableFuture<Membership> theirs : others.values()) {
+                if (fetched.equals(theirs.join())) {
+                    return fetched;
+                }
+            }
+            for (Map.Entry<String, CompletableFuture<Membership>> e : others.entrySet()) {
+                Membership theirs = e.getValue().join();
+                if (theirs != null && theirs.epoch() > m.epoch() && proposers(m, theirs).contains(e.getKey())) {
+                    return theirs;
+                }
+            }
+            throw new MembershipChangeException(Reason.INVALID, "no other member serves it, and " + sender
+                    + " does not coordinate membership changes");
         });
     }
 
@@ -174,6 +259,26 @@ public final class ClusterMembership implements MembershipResponder {
             }
         }
         return null;
+    }
+
+    @Override
+    public CompletableFuture<Membership> changeFrom(String sender, MembershipChange change) {
+        boolean own = change.member().id().equals(sender);
+        boolean allowed = switch (change.kind()) {
+            case MOVED -> own;
+            case JOIN -> own || current.state(sender) != null;
+            case LEAVE, REMOVE -> current.state(sender) != null;
+        };
+        if (!allowed) {
+            String why = change.kind() + " of " + change.member().id() + " sent by " + sender + " refused: "
+                    + (change.kind() == MembershipChange.Kind.MOVED ? "only the member that moved its records says so"
+                    : sender + " is not a member");
+            if (refusals.admit(sender)) {
+                log.warn("{}", why);
+            }
+            return failed(Reason.INVALID, why);
+        }
+        return change(change);
     }
 
     @Override
@@ -212,9 +317,14 @@ public final class ClusterMembership implements MembershipResponder {
 
     /** The lowest id among the current members, not counting one being removed. */
     static String coordinatorFor(Membership m, MembershipChange change) {
+        return lowestCurrent(m, change.kind() == MembershipChange.Kind.REMOVE ? change.member().id() : null);
+    }
+
+    /** The lowest id among {@code m}'s current members but {@code excluded} (may be null), or null when none. */
+    private static String lowestCurrent(Membership m, String excluded) {
         return m.current().members().stream()
                 .map(ClusterMember::id)
-                .filter(id -> change.kind() != MembershipChange.Kind.REMOVE || !id.equals(change.member().id()))
+                .filter(id -> !id.equals(excluded))
                 .min(String::compareTo)
                 .orElse(null);
     }

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.kvorum.node.cluster.MembershipChangeException.Reason;
 import io.kvorum.node.util.Failures;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -231,15 +232,108 @@ class ClusterMembershipTest {
     }
 
     @Test
-    void aNewerEpochSeenOnARequestIsFetchedFromItsSender() throws Exception {
+    void aNewerEpochSeenOnARequestIsFetchedFromItsSenderAndTakenOnceAnotherMemberServesIt() throws Exception {
         Membership newer = first.withJoining(N4);
         peers.get("n2").membership = newer;
+        peers.get("n3").membership = newer;
 
         n1.sawEpoch("n2", newer.epoch());
 
         await().atMost(Duration.ofSeconds(5)).until(() -> n1.membership().equals(newer));
         n1.sawEpoch("n3", first.epoch()); // an older epoch changes nothing
         assertThat(n1.membership()).isEqualTo(newer);
+    }
+
+    @Test
+    void aNewerEpochThatOnlyItsSenderServesIsNotTaken() throws Exception {
+        Membership forged = first.withRemoved("n3");
+        peers.get("n2").membership = forged;
+        ClusterMembership n3 = new ClusterMembership("n3", first, new MembershipStore(Files.createDirectories(dir.resolve("n3"))), executor);
+        n3.usePeers(peers::get);
+        List<String> fetchedFrom = new ArrayList<>();
+        peers.put("n1", new FakePeer(first) {
+            @Override
+            public CompletableFuture<Membership> fetch() {
+                fetchedFrom.add("n1");
+                return super.fetch();
+            }
+        });
+
+        n3.sawEpoch("n2", forged.epoch());
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> fetchedFrom.contains("n1"));
+        n3.sawEpoch("n2", forged.epoch()); // a second look, once the first ended, is refused the same way
+        assertThat(n3.membership()).as("n2 does not coordinate changes (n1 does), and n1 serves epoch 1")
+                .isEqualTo(first);
+        assertThat(new MembershipStore(Files.createDirectories(dir.resolve("n3"))).load()).as("nothing stored").isNull();
+    }
+
+    @Test
+    void aNewerEpochServedByTheCoordinatorIsTakenFromItsSenderAlone() throws Exception {
+        Membership newer = first.withJoining(N4);
+        ClusterMembership n3 = new ClusterMembership("n3", first, new MembershipStore(Files.createDirectories(dir.resolve("n3"))), executor);
+        peers.put("n1", new FakePeer(newer));
+        n3.usePeers(id -> id.equals("n1") ? peers.get("n1") : null); // n2 is not reachable: n1 is enough
+
+        n3.sawEpoch("n1", newer.epoch());
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> n3.membership().equals(newer));
+    }
+
+    @Test
+    void aProposalIsAdoptedOnlyFromTheChangeCoordinator() throws Exception {
+        ClusterMembership n3 = new ClusterMembership("n3", first, new MembershipStore(Files.createDirectories(dir.resolve("n3"))), executor);
+        Membership dropped = first.withRemoved("n1").withRemoved("n2");
+
+        Throwable refused = failureOf(n3.adoptProposal("n2", dropped));
+
+        assertThat(refused).isInstanceOf(MembershipChangeException.class).hasMessageContaining("proposed by n2")
+                .hasMessageContaining("only the change coordinator");
+        assertThat(((MembershipChangeException) refused).reason()).isEqualTo(Reason.INVALID);
+        assertThat(n3.membership()).isEqualTo(first);
+
+        Membership joining = first.withJoining(N4);
+        n3.adoptProposal("n1", joining).get(5, TimeUnit.SECONDS);
+        assertThat(n3.membership()).as("n1, the lowest id, coordinates").isEqualTo(joining);
+        assertThat(failureOf(n3.adoptProposal("n4", joining.withReadsFromComing())))
+                .as("the joining node does not coordinate its own join").hasMessageContaining("proposed by n4");
+    }
+
+    @Test
+    void theRemovalOfTheLowestMemberIsProposedByTheNextOne() throws Exception {
+        ClusterMembership n3 = new ClusterMembership("n3", first, new MembershipStore(Files.createDirectories(dir.resolve("n3"))), executor);
+        Membership withoutN1 = first.withRemoved("n1");
+
+        n3.adoptProposal("n2", withoutN1).get(5, TimeUnit.SECONDS);
+
+        assertThat(n3.membership()).isEqualTo(withoutN1);
+        assertThat(ClusterMembership.proposers(first, first.withRemoved("n3"))).as("removing another than the lowest")
+                .containsExactly("n1");
+        assertThat(ClusterMembership.proposers(first, first.withRemoved("n1").withRemoved("n3")))
+                .as("n2 proposes the removal of n1, nothing else").containsExactly("n1");
+        Membership n1Leaving = first.withLeaving("n1").withReadsFromComing();
+        assertThat(ClusterMembership.proposers(n1Leaving, n1Leaving.completed()))
+                .as("the coordinator completing its own leave, or the next one removing it: the same membership")
+                .containsExactly("n1", "n2");
+        assertThat(ClusterMembership.proposers(n1Leaving, n1Leaving.withRemoved("n2"))).containsExactly("n1");
+    }
+
+    @Test
+    void aMovedComesOnlyFromTheMemberThatMovedItsRecords() throws Exception {
+        Membership joining = first.withJoining(N4);
+        ClusterMembership coordinator = new ClusterMembership("n1", joining, new MembershipStore(Files.createDirectories(dir.resolve("c"))), executor);
+        coordinator.usePeers(id -> new FakePeer(joining));
+
+        Throwable refused = failureOf(coordinator.changeFrom("n2", new MembershipChange(MembershipChange.Kind.MOVED, N4)));
+
+        assertThat(refused).isInstanceOf(MembershipChangeException.class).hasMessageContaining("sent by n2");
+        assertThat(coordinator.membership()).isEqualTo(joining);
+        Throwable strangersJoin = failureOf(coordinator.changeFrom("n9",
+                new MembershipChange(MembershipChange.Kind.JOIN, new ClusterMember("n5", "127.0.0.1", 8085, 9085))));
+        assertThat(strangersJoin).as("a JOIN of another node from one that is not a member").hasMessageContaining("sent by n9");
+
+        coordinator.changeFrom("n4", new MembershipChange(MembershipChange.Kind.MOVED, N4)).get(5, TimeUnit.SECONDS);
+        assertThat(coordinator.membership().state("n4")).isEqualTo(MemberState.NORMAL);
     }
 
     @Test

@@ -38,7 +38,7 @@ final class MembershipGrpcService extends MembershipGrpc.MembershipImplBase {
     public void propose(ProposeRequest request, StreamObserver<ProposeResponse> responses) {
         CompletableFuture<ProposeResponse> done;
         try {
-            done = node.adopt(MembershipProtoUtils.membershipOf(request.getMembership()))
+            done = node.adoptProposal(request.getHeader().getSender(), MembershipProtoUtils.membershipOf(request.getMembership()))
                     .thenApply(v -> ProposeResponse.getDefaultInstance());
         } catch (IllegalArgumentException e) {
             done = CompletableFuture.failedFuture(
@@ -51,7 +51,8 @@ final class MembershipGrpcService extends MembershipGrpc.MembershipImplBase {
     public void change(ChangeRequest request, StreamObserver<MembershipProto> responses) {
         CompletableFuture<MembershipProto> done;
         try {
-            done = node.change(MembershipProtoUtils.changeOf(request)).thenApply(MembershipProtoUtils::toProto);
+            done = node.changeFrom(request.getHeader().getSender(), MembershipProtoUtils.changeOf(request))
+                    .thenApply(MembershipProtoUtils::toProto);
         } catch (IllegalArgumentException e) {
             done = CompletableFuture.failedFuture(
                     new MembershipChangeException(MembershipChangeException.Reason.INVALID, e.getMessage()));

@@ -230,6 +230,16 @@ class GrpcMembershipPeerTest {
         }
 
         @Override
+        public CompletableFuture<Void> adoptProposal(String sender, Membership proposed) {
+            return adopt(proposed);
+        }
+
+        @Override
+        public CompletableFuture<Membership> changeFrom(String sender, MembershipChange change) {
+            return change(change);
+        }
+
+        @Override
         public CompletableFuture<Membership> change(MembershipChange change) {
             changes.add(change);
             return refusal != null ? CompletableFuture.failedFuture(refusal) : CompletableFuture.completedFuture(membership);

@@ -264,14 +264,14 @@ final class SimulatedTransport implements PeerTransport {
         @Override
         public CompletableFuture<Void> propose(Membership next) {
             return unavailableOnFailure(call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(3),
-                    t -> t.local().membership().adopt(next)));
+                    t -> t.local().membership().adoptProposal(selfId, next)));
         }
 
         @Override
         public CompletableFuture<Membership> change(MembershipChange change) {
             return unavailableOnFailure(call(peer, SimulatedNetwork.Kind.CHANGE, config.tuning().changes().changeDeadline(),
                     change.kind() == MembershipChange.Kind.JOIN, change.mayComeFromFormerMember(selfId),
-                    t -> t.local().membership().change(change)));
+                    t -> t.local().membership().changeFrom(selfId, change)));
         }
 
         /** As over gRPC: a refused change stays what it is; anything else means the peer was not reached. */
