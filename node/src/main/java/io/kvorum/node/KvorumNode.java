@@ -26,6 +26,7 @@ import io.kvorum.node.membership.MembershipAdmin;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.security.BearerTokens;
 import io.kvorum.node.security.LiveTls;
+import io.kvorum.node.security.MemberCertificate;
 import io.kvorum.node.security.Security;
 import io.kvorum.node.storage.DamagedStoreException;
 import io.kvorum.node.storage.DiskSpace;
@@ -57,6 +58,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
@@ -421,9 +423,17 @@ public final class KvorumNode implements AutoCloseable {
 
     /** Peers refuse such a certificate with a line of their own; this end would only see them as down. */
     private static void warnOfOwnCertificate(NodeConfig config) {
-        for (String problem : config.security().tls().files().ownCertificateProblems(config.self().host(), Instant.now())) {
+        LiveTls tls = config.security().tls();
+        for (String problem : tls.files().ownCertificateProblems(config.self().host(), Instant.now())) {
             log.warn("--tls-cert {}: {}; peers and clients will refuse this node's connections",
-                    config.security().tls().files().certificate(), problem);
+                    tls.files().certificate(), problem);
+        }
+        Set<String> names = MemberCertificate.names(tls.certificate());
+        if (!names.contains(config.self().id())) {
+            log.warn("--tls-cert {}: it names {}, not this node's id {}; peers refuse this node's calls and answers "
+                    + "(a member's certificate names its id as CN or DNS name: ./kvorum certs DIR {})",
+                    tls.files().certificate(), names.isEmpty() ? "no member" : String.join(", ", names),
+                    config.self().id(), config.self().id());
         }
     }
 

@@ -121,6 +121,11 @@ public final class LiveTls {
         return false;
     }
 
+    /** The certificate this node presents, as last loaded. */
+    public X509Certificate certificate() {
+        return keys.current.chain[0];
+    }
+
     /** When the certificate this node presents, as last loaded, expires. */
     public Instant certificateExpiry() {
         return keys.current.chain[0].getNotAfter().toInstant();

@@ -134,7 +134,8 @@ public record TlsFiles(Path certificate, Path privateKey, Path authority) {
         return names.isEmpty() ? List.of("none") : names;
     }
 
-    private static Collection<List<?>> sans(X509Certificate certificate) {
+    /** The certificate's subject alternative names as the JDK lists them: [type, value] pairs; none when unreadable. */
+    static Collection<List<?>> sans(X509Certificate certificate) {
         try {
             Collection<List<?>> all = certificate.getSubjectAlternativeNames();
             return all == null ? List.of() : all;

@@ -300,14 +300,45 @@ class SecurityIT {
         // Control: the same member with the cluster's certificate takes part, so the refusals were TLS.
         NodeJvm member = startSecured(2);
         awaitReady(member, 2, true);
-        Await.until("n3 writing to all three", READY, () -> {
+        awaitWritingToAllThree(member, 2);
+        assertLogsHoldNoSecret(List.of(n1, n2, impostor, plain, member));
+    }
+
+    /** Waits until a write through {@code node} (at {@code index}) with {@code ack=3&from=3} answers 201. */
+    private void awaitWritingToAllThree(NodeJvm node, int index) {
+        Await.until(node.name() + " writing to all three", READY, () -> {
             try {
-                return send("PUT", entity(2, "control", "ack=3&from=3"), "v", bearer(token)).statusCode() == 201;
+                return send("PUT", entity(index, "control", "ack=3&from=3"), "v", bearer(token)).statusCode() == 201;
             } catch (Exception e) {
                 return false;
             }
-        }, member::describe);
-        assertLogsHoldNoSecret(List.of(n1, n2, impostor, plain, member));
+        }, node::describe);
+    }
+
+    @Test
+    void aCertificateOfTheClusterCaForAnotherIdCannotTakeAMembersPlace() throws Exception {
+        Certificates.make(pki, "n9"); // the cluster's own CA, for an id that is no member
+        NodeJvm n1 = startSecured(0);
+        NodeJvm n2 = startSecured(1);
+        awaitReady(n1, 0, true);
+        awaitReady(n2, 1, true);
+
+        NodeJvm impostor = start(2, Certificates.flags(pki, "n9", pki)); // n3's options, n9's certificate
+        awaitReady(impostor, 2, true);
+        Await.until("the impostor's warning about its own certificate", READY,
+                () -> impostor.stdout().contains("n9, not this node's id n3"), impostor::describe);
+        assertThat(send("PUT", entity(0, "needs-n3", "ack=3&from=3"), "v", bearer(token)).statusCode())
+                .as("a write through n1 that needs n3").isEqualTo(504);
+        assertRefused(impostor, pki, "a certificate for n9", n1, "claim to come from member 'n3'");
+        Await.until("n1 refusing the impostor's answers", READY,
+                () -> n1.stdout().contains("(CN=n9) names localhost, n9, not member n3"), n1::describe);
+        impostor.terminate();
+        assertThat(impostor.awaitExit(Duration.ofSeconds(10))).isZero();
+
+        NodeJvm member = startSecured(2);
+        awaitReady(member, 2, true);
+        awaitWritingToAllThree(n1, 0);
+        assertLogsHoldNoSecret(List.of(n1, n2, impostor, member));
     }
 
     /** Readiness of a node whose certificate the cluster's CA did not sign. */

@@ -3,6 +3,7 @@ package io.kvorum.node.transport.grpc;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
+import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -11,11 +12,13 @@ import io.grpc.Status;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.MembershipResponder;
+import io.kvorum.node.security.MemberCertificate;
 import io.kvorum.proto.ChangeRequest;
 import io.kvorum.proto.GetMembershipRequest;
 import io.kvorum.proto.RequestHeader;
 import java.util.HashSet;
 import java.util.Set;
+import javax.net.ssl.SSLSession;
 
 /**
  * Refuses traffic from a node of another cluster (docs/operations.md#cluster-identity), in one place for every service: the
@@ -33,6 +36,11 @@ import java.util.Set;
  * ({@link io.kvorum.node.cluster.MembershipChange#mayComeFromFormerMember}). The epoch of every
  * accepted header is reported to the node's membership, which fetches a newer one from the sender
  * (docs/operations.md#growing-and-shrinking-a-cluster).
+ *
+ * <p>With TLS, the peer's certificate must name the sender that each header claims
+ * (docs/operations.md#security): a certificate the CA signed for another member, or for no member,
+ * cannot speak for a member. The names are read from the call's TLS session once per call.
+ * Refusals on the wire say what was refused and never this node's cluster id.
  */
 final class ClusterCheck implements ServerInterceptor {
 
@@ -48,13 +56,22 @@ final class ClusterCheck implements ServerInterceptor {
     /** Guarded by this: members that this node saw leave or be removed. */
     private final Set<String> departed = new HashSet<>();
 
+    /** Whether the port speaks TLS, so that every sender must be named by its certificate. */
+    private final boolean certifiedSenders;
+
     ClusterCheck(ForeignClusterLog refusals) {
-        this(refusals, null);
+        this(refusals, null, false);
     }
 
     ClusterCheck(ForeignClusterLog refusals, MembershipResponder membership) {
+        this(refusals, membership, false);
+    }
+
+    /** @param certifiedSenders the port speaks TLS: a header's sender must be named by the peer's certificate */
+    ClusterCheck(ForeignClusterLog refusals, MembershipResponder membership, boolean certifiedSenders) {
         this.refusals = refusals;
         this.membership = membership;
+        this.certifiedSenders = certifiedSenders;
         this.lastSeen = membership == null ? null : membership.membership();
     }
 
@@ -82,6 +99,8 @@ final class ClusterCheck implements ServerInterceptor {
         return new SimpleForwardingServerCallListener<>(next.startCall(call, headers)) {
             private boolean first = true; // gRPC delivers a call's messages one at a time
             private boolean refused;
+            /** The names of the peer's certificate, read at the call's first header (TLS only). */
+            private Set<String> certified;
 
             @Override
             public void onMessage(ReqT message) {
@@ -89,6 +108,11 @@ final class ClusterCheck implements ServerInterceptor {
                     return;
                 }
                 RequestHeader header = headerOf(message);
+                if (header != null && certifiedSenders && !certifies(header.getSender())) {
+                    refuse(Status.PERMISSION_DENIED.withDescription("the certificate presented does not name "
+                            + header.getSender()), new Metadata());
+                    return;
+                }
                 boolean join = header != null && isJoin(message, header);
                 if (!join && membership != null && !membership.isMember()) {
                     // Members that adopted this node's join before it heard the answer: not another cluster.
@@ -99,8 +123,7 @@ final class ClusterCheck implements ServerInterceptor {
                 boolean accepted = header == null ? !first : join || refusals.accepts(traffic, header);
                 first = false;
                 if (!accepted) {
-                    refuse(Status.PERMISSION_DENIED.withDescription("this node belongs to cluster "
-                            + refusals.clusterId() + ", not " + (header != null ? header.getClusterId() : "(no header)")),
+                    refuse(Status.PERMISSION_DENIED.withDescription("refused: not a request of this node's cluster"),
                             new Metadata());
                     return;
                 }
@@ -121,6 +144,19 @@ final class ClusterCheck implements ServerInterceptor {
                     }
                 }
                 super.onMessage(message);
+            }
+
+            /** Whether the peer's certificate names {@code sender}; logs (rate-limited) when it does not. */
+            private boolean certifies(String sender) {
+                SSLSession session = call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION);
+                if (certified == null) {
+                    certified = MemberCertificate.names(session);
+                }
+                if (certified.contains(sender)) {
+                    return true;
+                }
+                refusals.impostor(traffic, sender, MemberCertificate.subject(session), certified);
+                return false;
             }
 
             private void refuse(Status status, Metadata trailers) {

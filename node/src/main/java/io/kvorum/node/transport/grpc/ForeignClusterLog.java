@@ -3,6 +3,7 @@ package io.kvorum.node.transport.grpc;
 import io.kvorum.proto.RequestHeader;
 import io.kvorum.node.util.LogRateLimit;
 import java.time.Duration;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,7 +62,15 @@ final class ForeignClusterLog {
         }
     }
 
-    String clusterId() {
-        return clusterId.get();
+    /**
+     * Logs (rate-limited per certificate subject) a call refused because the peer's certificate does
+     * not name the member its header claims to be.
+     */
+    void impostor(String traffic, String sender, String subject, Set<String> names) {
+        if (lines.admit(subject + "\0impostor")) {
+            log.warn("refusing {} that claim to come from member '{}': the peer's certificate ({}) names {}; "
+                    + "a member's certificate must name its id as CN or DNS name (./kvorum certs makes such "
+                    + "certificates)", traffic, sender, subject, names.isEmpty() ? "no member" : String.join(", ", names));
+        }
     }
 }

@@ -11,8 +11,10 @@ import io.kvorum.node.security.LiveTls;
 /**
  * Both ends of the gRPC transport's security (docs/operations.md#security): plaintext without TLS files; with them,
  * mutual TLS where each side trusts only the CA file, and a channel checks that the peer's
- * certificate names the host it dialled. Both ends use the node's {@link LiveTls}: a certificate or
- * CA renewed in its files is used from the next handshake on.
+ * certificate names the host it dialled and the member it is for ({@link ExpectedMemberTrust}); the
+ * server side checks each call's sender against its certificate in {@link ClusterCheck}. Both ends
+ * use the node's {@link LiveTls}: a certificate or CA renewed in its files is used from the next
+ * handshake on.
  */
 final class GrpcTls {
 
@@ -32,14 +34,17 @@ final class GrpcTls {
                 .build();
     }
 
-    /** A channel's credentials: this node's certificate, and trust in the CA alone; what it refuses is logged ({@link RefusedPeerLog}). */
-    static ChannelCredentials client(LiveTls tls) {
+    /**
+     * The credentials of a channel to member {@code memberId}: this node's certificate, and trust in
+     * a certificate of the CA that names that member; what it refuses is logged ({@link RefusedPeerLog}).
+     */
+    static ChannelCredentials client(LiveTls tls, String memberId) {
         if (tls == null) {
             return InsecureChannelCredentials.create();
         }
         return TlsChannelCredentials.newBuilder()
                 .keyManager(tls.keyManager())
-                .trustManager(new RefusedPeerLog.Logging(tls.trustManager()))
+                .trustManager(new RefusedPeerLog.Logging(new ExpectedMemberTrust(tls.trustManager(), memberId)))
                 .build();
     }
 }

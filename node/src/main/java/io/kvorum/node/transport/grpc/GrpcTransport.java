@@ -1,6 +1,5 @@
 package io.kvorum.node.transport.grpc;
 
-import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.netty.NettyChannelBuilder;
@@ -43,7 +42,7 @@ public final class GrpcTransport implements PeerTransport {
     private Server server;
     private LocalIdentity identity;
     private MembershipResponder membership;
-    private ChannelCredentials credentials;
+    private LiveTls tls;
     private final Map<String, Connected> peers = new ConcurrentHashMap<>();
 
     /** One peer's channel and the replica client that owns its stream. */
@@ -71,8 +70,7 @@ public final class GrpcTransport implements PeerTransport {
         identity = LocalIdentity.of(local.membership());
         membership = local.membership();
         Tuning.Grpc tuning = config.tuning().grpc();
-        LiveTls tls = config.security().tls(); // with TLS: mutual, a peer without a certificate of the CA is refused
-        credentials = GrpcTls.client(tls);
+        tls = config.security().tls(); // with TLS: mutual, a peer without a certificate of the CA is refused
         server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), config.self().grpcPort()),
                         GrpcTls.server(tls))
                 .addService(new ReplicationService(local.replica()))
@@ -80,7 +78,7 @@ public final class GrpcTransport implements PeerTransport {
                 .addService(new RangeService(local.range(), tuning.rangeMessageBytes()))
                 .addService(new AntiEntropyGrpcService(local.antiEntropy()))
                 .addService(new MembershipGrpcService(local.membership()))
-                .intercept(new ClusterCheck(new ForeignClusterLog(identity::clusterId), local.membership()))
+                .intercept(new ClusterCheck(new ForeignClusterLog(identity::clusterId), local.membership(), tls != null))
                 .bossEventLoopGroup(loops.acceptor())
                 .workerEventLoopGroup(loops.io())
                 .channelType(loops.serverChannel())
@@ -113,7 +111,7 @@ public final class GrpcTransport implements PeerTransport {
     public Peer connect(ClusterMember m) {
         Tuning.Grpc tuning = config.tuning().grpc();
         int maxMessage = maxMessage();
-        ManagedChannel channel = NettyChannelBuilder.forAddress(m.host(), m.grpcPort(), credentials)
+        ManagedChannel channel = NettyChannelBuilder.forAddress(m.host(), m.grpcPort(), GrpcTls.client(tls, m.id()))
                 .eventLoopGroup(loops.io())
                 .channelType(loops.clientChannel())
                 .directExecutor() // answers complete futures whose continuations are short

@@ -142,6 +142,9 @@ final class RefusedPeerLog {
          */
         static String why(X509Certificate leaf, CertificateException e) {
             for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+                if (t instanceof ExpectedMemberTrust.OtherMemberException) {
+                    return t.getMessage();
+                }
                 if (t instanceof CertificateExpiredException
                         || t instanceof CertPathValidatorException v && v.getReason() == BasicReason.EXPIRED) {
                     return leaf != null ? "expired at " + leaf.getNotAfter().toInstant() : "has expired";
