@@ -4,9 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -45,6 +49,22 @@ class KvorumCertsTest {
         assertThat(Files.readString(dir.resolve("n2.key"))).as("a node not named is left alone").isEqualTo(n2Key);
         assertThat(dir.resolve("n3.pem")).isRegularFile();
         assertThat(dir.resolve("n3.key")).isRegularFile();
+    }
+
+    @Test
+    void aNodeCanBeNamedByEveryHostItIsReachedBy() throws Exception {
+        Path dir = KvorumCerts.make(tmp.resolve("pki"), "kvorum-0=kvorum-0.kvorum,kvorum-client,10.0.0.5,localhost");
+
+        X509Certificate cert;
+        try (InputStream in = Files.newInputStream(dir.resolve("kvorum-0.pem"))) {
+            cert = (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in);
+        }
+        List<String> names = cert.getSubjectAlternativeNames().stream().map(san -> String.valueOf(san.get(1))).toList();
+        assertThat(names).as("the id, the loopback names, and each host given once")
+                .containsExactly("kvorum-0", "localhost", "127.0.0.1", "kvorum-0.kvorum", "kvorum-client", "10.0.0.5");
+
+        assertThatThrownBy(() -> KvorumCerts.make(tmp.resolve("other"), "n1=a,,b"))
+                .isInstanceOf(IOException.class).hasMessageContaining("'a,,b' is not a host name or IP address");
     }
 
     @Test
