@@ -13,17 +13,21 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.yaml.snakeyaml.Yaml;
 
 /**
- * The deployments of {@code deploy/}: the Kubernetes manifests validate against the API's schemas
- * (no Kubernetes cluster runs here, so {@code kubernetes-validate} checks them, strictly), and
+ * The deployments of {@code deploy/}: the Kubernetes manifests, secured by default
+ * (docs/operations.md#security), validate against the API's schemas (no Kubernetes cluster runs here, so
+ * {@code kubernetes-validate} checks them, strictly) and say what securing them takes, and
  * {@code docker-compose up} starts a working three-node cluster of the node image, which a fourth
  * node joins and leaves again, with every write reading back through every node.
  */
@@ -38,15 +42,11 @@ class DeploymentIT {
     void theKubernetesManifestsAreValidAndTheValidatorRejectsAWrongOne() throws Exception {
         String validator = System.getenv("KVORUM_K8S_VALIDATE");
         assertThat(validator).as("KVORUM_K8S_VALIDATE names the schema validator; ./kvorum test installs it").isNotBlank();
-        List<Path> manifests;
-        try (Stream<Path> files = Files.list(DEPLOY.resolve("k8s"))) {
-            manifests = files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList();
-        }
-        assertThat(manifests).isNotEmpty();
+        List<Path> manifests = manifests();
         for (Path manifest : manifests) {
             Result r = run(List.of(validator, "--strict", manifest.toString()), Map.of(), Duration.ofSeconds(60));
             assertThat(r.exit()).as(manifest + ": " + r.output()).isZero();
-            for (String kind : List.of("service/kvorum", "statefulset/kvorum", "poddisruptionbudget/kvorum")) {
+            for (String kind : List.of("service/kvorum", "statefulset/kvorum", "poddisruptionbudget/kvorum", "networkpolicy/kvorum")) {
                 assertThat(r.output()).as(manifest.toString()).contains("passed for resource " + kind);
             }
         }
@@ -58,6 +58,142 @@ class DeploymentIT {
         } finally {
             Files.deleteIfExists(wrong);
         }
+    }
+
+    /**
+     * docs/operations.md#security, as the manifests must say it: every container of the pod runs as a
+     * non-root user, without privilege escalation or capabilities, under the runtime's seccomp profile,
+     * on a read-only root filesystem (with an emptyDir at /tmp, where Netty unpacks its native
+     * libraries); TLS files and tokens come from Secrets mounted read-only; the readiness probe
+     * speaks HTTPS; no two pods share a Kubernetes node; and a NetworkPolicy lets only the cluster's own
+     * pods reach the gRPC port.
+     */
+    @Test
+    void theKubernetesManifestsRunSecuredByDefault() throws Exception {
+        List<Map<String, Object>> resources = new ArrayList<>();
+        for (Path manifest : manifests()) {
+            try (var in = Files.newBufferedReader(manifest)) {
+                for (Object document : new Yaml().loadAll(in)) {
+                    if (document != null) {
+                        resources.add(map(document, manifest.toString()));
+                    }
+                }
+            }
+        }
+        Map<String, Object> template = at(resource(resources, "StatefulSet", "kvorum"), "spec", "template");
+        Map<String, Object> labels = at(template, "metadata", "labels");
+        Map<String, Object> pod = at(template, "spec");
+        Map<String, Object> podSecurity = at(pod, "securityContext");
+        assertThat(pod.get("automountServiceAccountToken")).as("a node never calls the Kubernetes API").isEqualTo(false);
+
+        List<Map<String, Object>> containers = new ArrayList<>(list(pod, "containers"));
+        containers.addAll(list(pod, "initContainers"));
+        for (Map<String, Object> container : containers) {
+            String name = "container " + container.get("name");
+            Map<String, Object> security = at(container, "securityContext");
+            assertThat(inherited(security, podSecurity, "runAsNonRoot")).as(name + ": runAsNonRoot").isEqualTo(true);
+            assertThat(inherited(security, podSecurity, "runAsUser")).as(name + ": runAsUser").isNotNull().isNotEqualTo(0);
+            assertThat(security.get("allowPrivilegeEscalation")).as(name + ": allowPrivilegeEscalation").isEqualTo(false);
+            assertThat(security.get("readOnlyRootFilesystem")).as(name + ": readOnlyRootFilesystem").isEqualTo(true);
+            assertThat(at(security, "capabilities").get("drop")).as(name + ": capabilities dropped").isEqualTo(List.of("ALL"));
+            assertThat(at(security, "capabilities")).as(name + ": capabilities added").doesNotContainKey("add");
+            assertThat(inherited(security, podSecurity, "seccompProfile")).as(name + ": seccompProfile")
+                    .isEqualTo(Map.of("type", "RuntimeDefault"));
+            assertThat(security.get("privileged")).as(name + ": privileged").isNotEqualTo(true);
+        }
+
+        Map<String, Object> node = list(pod, "containers").stream().filter(c -> "kvorum".equals(c.get("name"))).findFirst()
+                .orElseThrow(() -> new AssertionError("no container named kvorum"));
+        Map<String, String> env = new HashMap<>();
+        for (Map<String, Object> variable : list(node, "env")) {
+            env.put((String) variable.get("name"), (String) variable.get("value"));
+        }
+        for (String option : List.of("KVORUM_TLS_CERT", "KVORUM_TLS_KEY", "KVORUM_TLS_CA", "KVORUM_AUTH_TOKEN_FILE")) {
+            assertThat(env.get(option)).as(option).isNotBlank();
+            Map<String, Object> mount = mountHolding(node, env.get(option));
+            assertThat(mount.get("readOnly")).as(option + " is mounted read-only").isEqualTo(true);
+            assertThat(volume(pod, mount)).as(option + " comes from a Secret").containsKey("secret");
+        }
+        assertThat(volume(pod, mountHolding(node, "/tmp/libnetty_tcnative.so"))).as("a writable /tmp").containsKey("emptyDir");
+        assertThat(at(node, "readinessProbe", "httpGet").get("scheme")).as("the readiness probe").isEqualTo("HTTPS");
+
+        assertThat(list(at(pod, "affinity", "podAntiAffinity"), "requiredDuringSchedulingIgnoredDuringExecution"))
+                .as("no two pods on one Kubernetes node").anySatisfy(term -> {
+                    assertThat(term.get("topologyKey")).isEqualTo("kubernetes.io/hostname");
+                    assertThat(at(term, "labelSelector", "matchLabels")).isEqualTo(labels);
+                });
+
+        Map<String, Object> policy = at(resource(resources, "NetworkPolicy", "kvorum"), "spec");
+        assertThat(at(policy, "podSelector", "matchLabels")).as("the NetworkPolicy selects the pods").isEqualTo(labels);
+        assertThat(policy.get("policyTypes")).as("policyTypes").asInstanceOf(InstanceOfAssertFactories.LIST).contains("Ingress");
+        List<Map<String, Object>> rules = list(policy, "ingress");
+        assertThat(rules).as("every ingress rule names its ports").allSatisfy(rule -> assertThat(list(rule, "ports")).isNotEmpty());
+        Map<String, Object> fromTheCluster = Map.of("podSelector", Map.of("matchLabels", labels));
+        assertThat(rules).as("the gRPC port is open").anySatisfy(rule -> assertThat(opensGrpc(rule)).isTrue());
+        assertThat(rules).as("the gRPC port is open only to the cluster's pods").allSatisfy(rule -> {
+            if (opensGrpc(rule)) {
+                assertThat(list(rule, "from")).isEqualTo(List.of(fromTheCluster));
+            }
+        });
+    }
+
+    private static List<Path> manifests() throws IOException {
+        try (Stream<Path> files = Files.list(DEPLOY.resolve("k8s"))) {
+            List<Path> manifests = files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList();
+            assertThat(manifests).isNotEmpty();
+            return manifests;
+        }
+    }
+
+    private static boolean opensGrpc(Map<String, Object> rule) {
+        return list(rule, "ports").stream().anyMatch(p -> List.of(9080, "grpc").contains(p.get("port")));
+    }
+
+    private static Map<String, Object> resource(List<Map<String, Object>> resources, String kind, String name) {
+        return resources.stream()
+                .filter(r -> kind.equals(r.get("kind")) && name.equals(at(r, "metadata").get("name")))
+                .findFirst().orElseThrow(() -> new AssertionError("no " + kind + " named " + name + " in " + DEPLOY.resolve("k8s")));
+    }
+
+    /** The container's setting, else the pod's, as Kubernetes resolves the fields both security contexts have. */
+    private static Object inherited(Map<String, Object> container, Map<String, Object> pod, String field) {
+        return container.containsKey(field) ? container.get(field) : pod.get(field);
+    }
+
+    /** The volume mount of {@code container} that {@code path} lies in (the deepest). */
+    private static Map<String, Object> mountHolding(Map<String, Object> container, String path) {
+        return list(container, "volumeMounts").stream()
+                .filter(m -> path.startsWith(m.get("mountPath") + "/"))
+                .max(Comparator.comparingInt(m -> ((String) m.get("mountPath")).length()))
+                .orElseThrow(() -> new AssertionError(path + " lies in no volume mount of container " + container.get("name")));
+    }
+
+    private static Map<String, Object> volume(Map<String, Object> pod, Map<String, Object> mount) {
+        return list(pod, "volumes").stream().filter(v -> mount.get("name").equals(v.get("name"))).findFirst()
+                .orElseThrow(() -> new AssertionError("no volume " + mount.get("name")));
+    }
+
+    /** The map at {@code path} under {@code map}; an absent one is empty. */
+    private static Map<String, Object> at(Map<String, Object> map, String... path) {
+        Map<String, Object> here = map;
+        for (String key : path) {
+            here = here.containsKey(key) ? map(here.get(key), key) : Map.of();
+        }
+        return here;
+    }
+
+    /** The list of maps at {@code key}; an absent one is empty. */
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> list(Map<String, Object> map, String key) {
+        Object value = map.get(key);
+        assertThat(value == null || value instanceof List).as(key + " is a list").isTrue();
+        return value == null ? List.of() : (List<Map<String, Object>>) value;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Object value, String what) {
+        assertThat(value).as(what + " is a map").isInstanceOf(Map.class);
+        return (Map<String, Object>) value;
     }
 
     @Test
