@@ -23,9 +23,20 @@ final class MemberStates {
 
     /** {@code member}'s state as the node at {@code base} knows it: normal, joining, leaving, absent or unknown. */
     static String stateOf(URI base, String member) {
+        return stateOf(HTTP, base, null, member);
+    }
+
+    /**
+     * The same through {@code http} (for an HTTPS node, a client that trusts its CA), with
+     * {@code Authorization: Bearer token} unless {@code token} is null.
+     */
+    static String stateOf(HttpClient http, URI base, String token, String member) {
         try {
-            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/v0/cluster"))
-                    .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + "/v0/cluster")).timeout(Duration.ofSeconds(5));
+            if (token != null) {
+                request.header("Authorization", "Bearer " + token);
+            }
+            HttpResponse<String> r = http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
             if (r.statusCode() != 200) {
                 return UNKNOWN;
             }
