@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -39,7 +40,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Failures: {@link NotEnoughReplicasException} (HTTP 504), or {@link OverloadedException}
  * (HTTP 503) when no replica took the request and at least one refused it for overload; a write
- * also {@link ClockOffsetException} (HTTP 503) while this node's clock is off from its peers'.
+ * answers 503 only when every one of its replicas refused it so, since only then it had no effect
+ * anywhere (docs/http-api.md), and keeps no hint for it; a write also fails with
+ * {@link ClockOffsetException} (HTTP 503) while this node's clock is off from its peers'.
  */
 public final class Coordinator {
 
@@ -241,7 +244,16 @@ public final class Coordinator {
                 op.onResponse(target.id(), record, error);
                 CompletableFuture<Void> lateAnswer = ReplicaUnavailableException.lateAnswerOf(error);
                 if (error != null && remote) {
-                    hintUnlessTakenLate(target.id(), key, record, lateAnswer);
+                    if (Failures.unwrap(error) instanceof OverloadedException) {
+                        // Refused with no effect: a hint only if the write is not answered 503 (no effect anywhere).
+                        op.result.whenComplete((written, failure) -> {
+                            if (!(Failures.unwrap(failure) instanceof OverloadedException)) {
+                                hints.hint(target.id(), key, record);
+                            }
+                        });
+                    } else {
+                        hintUnlessTakenLate(target.id(), key, record, lateAnswer);
+                    }
                 }
                 if (trackSettled) {
                     if (lateAnswer == null) {
@@ -312,6 +324,9 @@ public final class Coordinator {
         private Record newest;
         /** The first refusal for overload ({@link QuorumTracker#overload}), or null. */
         private String overload;
+        /** Replica calls not answered yet, and those that answered with anything but a refusal for overload. */
+        private int pending;
+        private int mayHaveTakenIt;
 
         /**
          * @param budgetNanos how long it may take: the request timeout, less what it waited for admission
@@ -324,6 +339,9 @@ public final class Coordinator {
                 settled.complete(null);
             }
             this.groups = groups;
+            Set<String> targets = new HashSet<>();
+            groups.forEach(targets::addAll);
+            this.pending = targets.size();
             for (Set<String> group : groups) {
                 trackers.add(new QuorumTracker(new Quorum(quorum.ack(), group.size())));
             }
@@ -335,10 +353,14 @@ public final class Coordinator {
                 return; // answered already; late responses change nothing
             }
             boolean success = error == null;
+            pending--;
             if (success) {
                 newest = Record.newest(newest, record);
-            } else if (Failures.unwrap(error) instanceof OverloadedException refusal && overload == null) {
-                overload = QuorumTracker.overload(nodeId, refusal);
+            }
+            if (Failures.unwrap(error) instanceof OverloadedException refusal) {
+                overload = overload != null ? overload : QuorumTracker.overload(nodeId, refusal);
+            } else {
+                mayHaveTakenIt++;
             }
             boolean succeeded = true;
             QuorumTracker failed = null;
@@ -353,8 +375,12 @@ public final class Coordinator {
                 }
             }
             if (failed != null) {
+                if (mayHaveTakenIt == 0 && pending > 0) {
+                    return; // every answer so far refused it with no effect: a 503 if the others do too
+                }
                 deadline.cancel();
-                result.completeExceptionally(failed.failure("too many replicas failed", overload));
+                result.completeExceptionally(mayHaveTakenIt == 0 ? failed.failure("too many replicas failed", overload)
+                        : failed.failure("too many replicas failed", null));
             } else if (succeeded) {
                 deadline.cancel();
                 result.complete(newest);
@@ -370,7 +396,8 @@ public final class Coordinator {
         private synchronized void onDeadline() {
             if (!result.isDone()) {
                 QuorumTracker unmet = trackers.stream().filter(t -> !t.hasSucceeded()).findFirst().orElse(trackers.get(0));
-                result.completeExceptionally(unmet.failure("timed out", overload));
+                // Replicas still to answer may take the write late: its outcome is unknown (504), never 503.
+                result.completeExceptionally(unmet.failure("timed out", null));
             }
         }
     }

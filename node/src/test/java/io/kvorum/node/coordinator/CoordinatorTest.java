@@ -380,6 +380,28 @@ class CoordinatorTest {
     }
 
     @Test
+    void overloadOfSomeReplicasWaitsForTheOthersBeforeItIsReportedAsOverload() {
+        // Two refusals make ack=2 unreachable, but the third replica may still store the write.
+        CompletableFuture<Record> put = coordinator().put(KEY, VALUE, 0, new Quorum(2, 3));
+        order.get(0).write().completeExceptionally(new StorageOverloadedException("full"));
+        order.get(1).write().completeExceptionally(new StorageOverloadedException("full"));
+        assertThat(put).as("503 would promise no effect while a replica may still take it").isNotDone();
+
+        order.get(2).write().complete(true);
+        assertThat(failureOf(put)).isInstanceOf(NotEnoughReplicasException.class);
+    }
+
+    @Test
+    void overloadWithAReplicaThatNeverAnswersIsAnUnknownOutcome() {
+        CompletableFuture<Record> put = coordinator(Duration.ofMillis(50), null).put(KEY, VALUE, 0, new Quorum(1, 2));
+        order.get(0).write().completeExceptionally(new StorageOverloadedException("full"));
+
+        assertThat(put).as("the silent replica may take it late").failsWithin(Duration.ofSeconds(10))
+                .withThrowableOfType(ExecutionException.class)
+                .withCauseInstanceOf(NotEnoughReplicasException.class);
+    }
+
+    @Test
     void overloadAfterAPartialWriteIsNotReportedAsOverload() {
         // 503 promises the request had no effect; one replica did store it.
         CompletableFuture<Record> put = coordinator().put(KEY, VALUE, 0, new Quorum(3, 3));

@@ -1,12 +1,14 @@
 package io.kvorum.node.coordinator;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.cluster.InvalidTopologyException;
 import io.kvorum.node.coordinator.CoordinatorTest.FakeReplica;
+import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.HybridLogicalClock;
@@ -123,10 +125,24 @@ class HintingCoordinatorTest {
     }
 
     @Test
-    void aRefusalForOverloadIsHintedLikeAnyOtherFailure() {
-        coordinator.put(KEY, VALUE, 0, quorum(1, 3));
+    void aRefusalForOverloadIsHintedOnceAnotherReplicaTookTheWrite() {
+        CompletableFuture<Record> put = coordinator.put(KEY, VALUE, 0, quorum(1, 3));
         remote(0).write().completeExceptionally(new StorageOverloadedException("full"));
+        assertThat(hints).as("the write may yet be answered 503, with no effect anywhere").isEmpty();
+
+        fakes.get("n1").write().complete(true);
+        assertThat(put).isCompleted();
         assertThat(hints).extracting(Hinted::nodeId).containsExactly(remote(0).id);
+    }
+
+    @Test
+    void aWriteEveryReplicaRefusedForOverloadIs503AndLeavesNoHint() {
+        CompletableFuture<Record> put = coordinator.put(KEY, VALUE, 0, quorum(2, 3));
+        order.forEach(f -> f.write().completeExceptionally(new StorageOverloadedException("full")));
+
+        assertThat(put).isCompletedExceptionally();
+        assertThat(catchThrowable(put::join)).cause().isInstanceOf(OverloadedException.class);
+        assertThat(hints).as("503 means no effect anywhere: no hint may apply it later").isEmpty();
     }
 
     @Test
