@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * <p>Failure before the first chunk is an ordinary error answer; after it, the connection is
  * closed without the terminating zero-length chunk, so the client sees a truncated stream, never a
  * silently short one. When the client goes away, {@link #abort()} closes the stream, which
- * releases its iterator. Confined to the channel's event loop.
+ * releases what it holds (upstream calls; a storage stream holds an iterator only while it reads a
+ * batch). Confined to the channel's event loop.
  */
 final class RangeResponder {
 

@@ -9,7 +9,7 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Contract: call {@link #next()} again only after the previous future completed. An empty batch
  * means the end. {@link #close()} may be called from any thread at any time, is idempotent, and
- * releases what the stream holds (an iterator, upstream calls) even if a batch is in flight.
+ * releases what the stream holds (upstream calls) even if a batch is in flight.
  */
 public interface EntryStream extends AutoCloseable {
 

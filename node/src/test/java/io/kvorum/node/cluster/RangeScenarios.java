@@ -34,18 +34,18 @@ import org.junit.jupiter.api.Timeout;
  * Cluster-wide range reads (docs/http-api.md (ranges)): whichever node is asked, a range merges every node's keys,
  * keeps the newest version of each, drops deleted and expired ones, survives fewer than RF nodes
  * down and answers 504 before any chunk with RF down; it streams in bounded memory, holding the
- * nodes back while its client is slow, and a client that leaves releases every node's iterator
- * and scan.
+ * nodes back while its client is slow, and a client that leaves ends every node's stream and
+ * scan.
  *
  * <p>Keys are written with {@code from} below the cluster size, so that no single node holds all
- * of them and only a merge can answer. {@link LocalEntryStream#openCursors()} and
- * {@link RangeService#activeScans()} count the storage iterators and the scans served to peers,
+ * of them and only a merge can answer. {@link LocalEntryStream#openStreams()} and
+ * {@link RangeService#activeScans()} count the storage streams and the scans served to peers,
  * across every node of this JVM.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 abstract class RangeScenarios extends ClusterScenarioSupport {
 
-    /** How long a released range may take to close its iterators and scans, or an expiry to show. */
+    /** How long a released range may take to end its streams and scans, or an expiry to show. */
     private static final Duration WAIT_BOUND = Duration.ofSeconds(15);
     /** The large range: 8,000 values of 4 KiB (32 MiB), each on two of the three nodes (64 MiB stored). */
     private static final int LARGE_ENTRIES = 8_000;
@@ -67,8 +67,8 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
 
     @BeforeEach
     void noRangeLeftFromEarlierTests() {
-        awaitUntil(() -> LocalEntryStream.openCursors() == 0 && servedScans() == 0,
-                "no range iterator or scan is left from an earlier test");
+        awaitUntil(() -> LocalEntryStream.openStreams() == 0 && servedScans() == 0,
+                "no range stream or scan is left from an earlier test");
     }
 
     /**
@@ -198,14 +198,14 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
             try (RawHttp raw = openRange(c, "n1")) {
                 assertThat(raw.readHead().status()).isEqualTo(200);
                 assertThat(raw.readExactly(8 * 1024)).hasSize(8 * 1024);
-                awaitUntil(() -> LocalEntryStream.openCursors() == 3 && servedScans() == 2,
-                        "the paused range holds an iterator on each node and a scan on each peer");
+                awaitUntil(() -> LocalEntryStream.openStreams() == 3 && servedScans() == 2,
+                        "the paused range holds a stream on each node and a scan on each peer");
                 Duration hold = clamp(fullRead.multipliedBy(2), Duration.ofSeconds(1), Duration.ofSeconds(30));
                 long end = System.nanoTime() + hold.toNanos();
                 while (System.nanoTime() < end) {
                     assertThat(LocalEntryStream.entriesRead() - before)
                             .as("entries read from storage for a client that stopped reading").isLessThan(READ_AHEAD_BOUND);
-                    assertThat(LocalEntryStream.openCursors()).as("the range is still open, not read to its end")
+                    assertThat(LocalEntryStream.openStreams()).as("the range is still open, not read to its end")
                             .isEqualTo(3);
                     pause(Duration.ofMillis(20)); // sampling, while the condition must keep holding
                 }
@@ -240,15 +240,15 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
      * when a node goes away mid-range, the client sees a truncated stream and the others stop too.
      */
     @Test
-    void aClientLeavingMidRangeReleasesEveryNodesIteratorAndScan() throws Exception {
+    void aClientLeavingMidRangeEndsEveryNodesStreamAndScan() throws Exception {
         withCluster(3, PATIENT, c -> {
             writeLargeRange(c);
             for (String via : c.ids()) {
                 try (RawHttp raw = openRange(c, via)) {
                     assertThat(raw.readHead().status()).isEqualTo(200);
                     raw.readExactly(8 * 1024);
-                    awaitUntil(() -> LocalEntryStream.openCursors() == 3 && servedScans() == 2,
-                            "the range through " + via + " holds an iterator on each node and a scan on each peer");
+                    awaitUntil(() -> LocalEntryStream.openStreams() == 3 && servedScans() == 2,
+                            "the range through " + via + " holds a stream on each node and a scan on each peer");
                 }
                 awaitReleased("the range through " + via + ", once its client left");
             }
@@ -324,8 +324,8 @@ abstract class RangeScenarios extends ClusterScenarioSupport {
     }
 
     private static void awaitReleased(String what) {
-        awaitUntil(() -> LocalEntryStream.openCursors() == 0 && servedScans() == 0,
-                what + " released every node's iterator and every scan");
+        awaitUntil(() -> LocalEntryStream.openStreams() == 0 && servedScans() == 0,
+                what + " ended every node's stream and every scan");
     }
 
     private static List<String> entries(Map<String, String> expected) {

@@ -31,11 +31,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * docs/http-api.md (ranges): a range streams in bounded memory and "stops reading from the nodes when the client
- * goes away". A client that reads a few KB of a 20 MiB range holds the node's cursor open (the
- * node waits instead of buffering the rest), and closing the socket releases it. A slow reader
- * still gets every entry.
+ * goes away". A client that reads a few KB of a 20 MiB range holds the node's range stream open
+ * (the node waits instead of buffering the rest) but no LevelDB iterator, and closing the socket
+ * ends the stream. A slow reader still gets every entry.
  *
- * <p>{@link LocalEntryStream#openCursors()} counts the LevelDB iterators open in this JVM.
+ * <p>{@link LocalEntryStream#openStreams()} counts the range streams open in this JVM, and
+ * {@link LocalEntryStream#openCursors()} the LevelDB iterators they hold.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class RangeBackpressureTest {
@@ -82,8 +83,8 @@ class RangeBackpressureTest {
     }
 
     @BeforeEach
-    void noCursorLeftFromEarlierTests() {
-        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openCursors() == 0, "no range cursor is open");
+    void noRangeLeftFromEarlierTests() {
+        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openStreams() == 0, "no range stream is open");
     }
 
     static String key(int i) {
@@ -112,7 +113,7 @@ class RangeBackpressureTest {
     /**
      * Asserts that {@code condition} holds for the whole of {@code period}. Used once, to show that
      * a paused range stays paused: were the node to read ahead regardless of the client, it would
-     * read the range to its end, and close its cursor, within about {@link #fullReadTime}.
+     * read the range to its end, and end its stream, within about {@link #fullReadTime}.
      */
     private static void assertHoldsFor(Duration period, java.util.function.BooleanSupplier condition, String what) {
         long end = System.nanoTime() + period.toNanos();
@@ -133,19 +134,23 @@ class RangeBackpressureTest {
     }
 
     @Test
-    void clientThatStopsReadingHoldsTheCursorAndClosingReleasesIt() throws IOException {
+    void clientThatStopsReadingHoldsTheRangeButNoIteratorAndClosingEndsIt() throws IOException {
         RawHttp raw = openRange();
         try {
             RawHttp.Head head = raw.readHead();
             assertThat(head.status()).isEqualTo(200);
             assertThat(raw.readExactly(8 * 1024)).hasSize(8 * 1024); // a few KB of 20 MiB
 
-            TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openCursors() == 1, "the range's cursor is open");
+            TestNode.awaitUntil(RELEASE_TIMEOUT,
+                    () -> LocalEntryStream.openStreams() == 1 && LocalEntryStream.openCursors() == 0,
+                    "the range's stream is open, and waits between two batches");
             Duration hold = fullReadTime.multipliedBy(2);
             hold = hold.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : hold;
             hold = hold.compareTo(Duration.ofSeconds(30)) > 0 ? Duration.ofSeconds(30) : hold;
-            assertHoldsFor(hold, () -> LocalEntryStream.openCursors() == 1,
+            assertHoldsFor(hold, () -> LocalEntryStream.openStreams() == 1,
                     "the node waits for the client instead of reading the range to its end");
+            assertThat(LocalEntryStream.openCursors())
+                    .as("LevelDB iterators held for a client that stopped reading").isZero();
 
             // Meanwhile the node serves other clients.
             assertThat(node.client().get(key(7)).join()).hasValue(value(7));
@@ -153,8 +158,8 @@ class RangeBackpressureTest {
         } finally {
             raw.close();
         }
-        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openCursors() == 0,
-                "the cursor is released after the client closed the connection");
+        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openStreams() == 0,
+                "the stream ends after the client closed the connection");
 
         assertThat(node.client().get(key(ENTRIES - 1)).join()).hasValue(value(ENTRIES - 1));
         node.assertServesNewConnections();
@@ -190,11 +195,11 @@ class RangeBackpressureTest {
     }
 
     @Test
-    void clientsThatLeaveAtAnyPointReleaseTheirCursors() throws IOException {
+    void clientsThatLeaveAtAnyPointEndTheirStreams() throws IOException {
         // Gone right after sending the request, after the head only, and after a little of the body.
         RawHttp.abandonAll(new int[] {-1, 0, 100, 64 * 1024, -1, 0, 100, 64 * 1024}, i -> openRange());
-        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openCursors() == 0,
-                "every abandoned range released its cursor");
+        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openStreams() == 0,
+                "every abandoned range ended its stream");
         node.assertServesNewConnections();
     }
 
@@ -226,7 +231,7 @@ class RangeBackpressureTest {
             }
             assertThat(n).isEqualTo(ENTRIES);
         }
-        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openCursors() == 0, "the finished range closed its cursor");
+        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openStreams() == 0, "the finished range ended its stream");
     }
 
     @Test
@@ -236,8 +241,8 @@ class RangeBackpressureTest {
                 assertThat(reader.next().keyString()).isEqualTo(key(i));
             }
         }
-        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openCursors() == 0,
-                "closing the RangeReader released the node's cursor");
+        TestNode.awaitUntil(RELEASE_TIMEOUT, () -> LocalEntryStream.openStreams() == 0,
+                "closing the RangeReader ended the node's stream");
         node.assertServesNewConnections();
     }
 }

@@ -23,9 +23,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Flow control is manual: a batch is read from storage only while the call is ready (the
  * coordinator has room for it), and the next read waits for the call's on-ready signal. Each
- * scan holds one storage iterator, which is closed at the end of the range, on a storage error,
- * and when the coordinator cancels the call (it finished with the range, its client went away, or
- * it died). {@link #activeScans()} counts the scans in progress, for tests.
+ * scan holds one storage stream, which holds a LevelDB iterator only while it reads a batch
+ * (docs/architecture.md#limits-of-the-peer-port), and which is ended at the end of the range, on a
+ * storage error, and when the coordinator cancels the call (it finished with the range, its client
+ * went away, or it died). {@link #activeScans()} counts the scans in progress, for tests.
  *
  * <p>Threading: gRPC callbacks (on-ready, on-cancel) and storage completions race; each scan's
  * state and every call on its response observer are guarded by the scan.
