@@ -74,6 +74,10 @@ public record Tuning(
      * @param maxInFlightPerPeer          replica requests in flight to one peer
      * @param maxInFlightBytesPerPeer     bytes of replica requests in flight to one peer (at least four
      *                                    of the largest messages)
+     * @param unsentAnswerBytes           bytes of answers to peers' replica requests not yet sent, over
+     *                                    all peers (at least four of the largest messages); past it a
+     *                                    read is answered {@code OVERLOADED}
+     *                                    (docs/architecture.md#limits-of-the-peer-port)
      * @param rangeMessageBytes           range scan messages end past this size (plus one entry, which
      *                                    {@code messageOverheadBytes} allows for)
      * @param antiEntropyRoundDeadline    the deadline of one anti-entropy round (the idle timeout of
@@ -82,7 +86,8 @@ public record Tuning(
      *                                    waits twice as long)
      */
     public record Grpc(int messageOverheadBytes, int maxInFlightPerPeer, long maxInFlightBytesPerPeer,
-                       int rangeMessageBytes, Duration antiEntropyRoundDeadline, Duration pingTimeout) {
+                       long unsentAnswerBytes, int rangeMessageBytes, Duration antiEntropyRoundDeadline,
+                       Duration pingTimeout) {
     }
 
     /**
@@ -101,8 +106,8 @@ public record Tuning(
             Duration.ofSeconds(60),
             new Hints(Duration.ofMillis(250), 64, 4L << 20, memoryShare(64L << 20, 16)),
             new Liveness(Duration.ofSeconds(1), 2),
-            new Grpc(64 * 1024, 8192, memoryShare(256L << 20, 8), 32 * 1024, Duration.ofHours(1),
-                    Duration.ofSeconds(1)),
+            new Grpc(64 * 1024, 8192, memoryShare(256L << 20, 8), memoryShare(256L << 20, 8), 32 * 1024,
+                    Duration.ofHours(1), Duration.ofSeconds(1)),
             new Changes(Duration.ofSeconds(3), Duration.ofSeconds(15), 20_000, Duration.ofSeconds(1)));
 
     /** {@code most}, or a {@code divisor}th of the node's memory when that is smaller. */

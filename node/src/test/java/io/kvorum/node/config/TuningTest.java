@@ -19,5 +19,6 @@ class TuningTest {
     void valuesHeldOnTheirWayElsewhereAreBoundedByTheNodesMemory() {
         assertThat(Tuning.DEFAULTS.hints().queueBytes()).isEqualTo(Math.min(64L << 20, MEMORY / 16));
         assertThat(Tuning.DEFAULTS.grpc().maxInFlightBytesPerPeer()).isEqualTo(Math.min(256L << 20, MEMORY / 8));
+        assertThat(Tuning.DEFAULTS.grpc().unsentAnswerBytes()).isEqualTo(Math.min(256L << 20, MEMORY / 8));
     }
 }

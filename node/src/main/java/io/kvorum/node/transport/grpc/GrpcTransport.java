@@ -73,7 +73,8 @@ public final class GrpcTransport implements PeerTransport {
         tls = config.security().tls(); // with TLS: mutual, a peer without a certificate of the CA is refused
         server = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindAddress(), config.self().grpcPort()),
                         GrpcTls.server(tls))
-                .addService(new ReplicationService(local.replica()))
+                .addService(new ReplicationService(local.replica(), tuning.maxInFlightPerPeer(),
+                        Math.max(tuning.unsentAnswerBytes(), 4L * maxMessage())))
                 .addService(new LivenessService(local.pings()))
                 .addService(new RangeService(local.range(), tuning.rangeMessageBytes()))
                 .addService(new AntiEntropyGrpcService(local.antiEntropy()))

@@ -96,9 +96,14 @@ class GrpcDigestReadTest {
                 Duration.ofSeconds(10), 100, 64L << 20);
     }
 
+    /** The replica side as a node runs it, over {@code local}, with room for far more than these tests send. */
+    private static ReplicationService serving(Replica local) {
+        return new ReplicationService(local, 1000, 64L << 20);
+    }
+
     /** The replica side as a node runs it, over a replica that holds {@link #stored}. */
     private GrpcPeerReplica peer() throws Exception {
-        return peerServedBy(new ReplicationService(HoldingReplica.holding(stored)));
+        return peerServedBy(serving(HoldingReplica.holding(stored)));
     }
 
     @Test
@@ -124,7 +129,7 @@ class GrpcDigestReadTest {
 
     @Test
     void aDigestOfNoVersionIsNull() throws Exception {
-        GrpcPeerReplica peer = peerServedBy(new ReplicationService(HoldingReplica.holding(null)));
+        GrpcPeerReplica peer = peerServedBy(serving(HoldingReplica.holding(null)));
         assertThat(peer.readDigest(KEY).get(10, TimeUnit.SECONDS)).isNull();
         assertThat(sent.get(0).getRead().hasDigest()).isFalse();
         assertThat(sent.get(0).getRead().hasRecord()).isFalse();
@@ -160,7 +165,7 @@ class GrpcDigestReadTest {
 
     @Test
     void aReadDroppedForWaitingPastTheTimeoutIsATimeoutToTheCoordinator() throws Exception {
-        GrpcPeerReplica peer = peerServedBy(new ReplicationService(
+        GrpcPeerReplica peer = peerServedBy(serving(
                 new HoldingReplica(CompletableFuture.failedFuture(StorageExpiredException.read(1042)))));
 
         Throwable full = failureOf(peer.read(KEY));
@@ -172,7 +177,7 @@ class GrpcDigestReadTest {
 
     @Test
     void aReadRefusedForOverloadIsAnOverloadToTheCoordinator() throws Exception {
-        GrpcPeerReplica peer = peerServedBy(new ReplicationService(new HoldingReplica(CompletableFuture.failedFuture(
+        GrpcPeerReplica peer = peerServedBy(serving(new HoldingReplica(CompletableFuture.failedFuture(
                 new StorageOverloadedException("storage reads are waiting 600 ms, over half of --request-timeout 1000 ms")))));
 
         assertThat(failureOf(peer.read(KEY))).isInstanceOf(OverloadedException.class)
