@@ -84,10 +84,14 @@ public record Tuning(
      *                                    each wait is far shorter)
      * @param pingTimeout                 how long a heartbeat waits for its answer (an announcement
      *                                    waits twice as long)
+     * @param connectionsPerAddress       connections to the gRPC port one remote address may hold open
+     *                                    at once (docs/architecture.md#limits-of-the-peer-port)
+     * @param connectionIdle              a connection to the gRPC port with no call for this long is
+     *                                    closed (gracefully: a client reconnects on its next call)
      */
     public record Grpc(int messageOverheadBytes, int maxInFlightPerPeer, long maxInFlightBytesPerPeer,
                        long unsentAnswerBytes, int rangeMessageBytes, Duration antiEntropyRoundDeadline,
-                       Duration pingTimeout) {
+                       Duration pingTimeout, int connectionsPerAddress, Duration connectionIdle) {
     }
 
     /**
@@ -107,7 +111,7 @@ public record Tuning(
             new Hints(Duration.ofMillis(250), 64, 4L << 20, memoryShare(64L << 20, 16)),
             new Liveness(Duration.ofSeconds(1), 2),
             new Grpc(64 * 1024, 8192, memoryShare(256L << 20, 8), memoryShare(256L << 20, 8), 32 * 1024,
-                    Duration.ofHours(1), Duration.ofSeconds(1)),
+                    Duration.ofHours(1), Duration.ofSeconds(1), 64, Duration.ofMinutes(1)),
             new Changes(Duration.ofSeconds(3), Duration.ofSeconds(15), 20_000, Duration.ofSeconds(1)));
 
     /** {@code most}, or a {@code divisor}th of the node's memory when that is smaller. */

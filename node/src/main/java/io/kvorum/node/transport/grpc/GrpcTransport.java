@@ -86,6 +86,10 @@ public final class GrpcTransport implements PeerTransport {
                 .directExecutor() // handlers only enqueue storage work; they never block
                 .maxInboundMessageSize(maxMessage())
                 .maxConcurrentCallsPerConnection(maxCallsPerConnection(config.maxConnections()))
+                // No maximum connection age: it would cut the long-lived streams
+                // (docs/architecture.md#limits-of-the-peer-port).
+                .addTransportFilter(new ConnectionsPerAddress(tuning.connectionsPerAddress()))
+                .maxConnectionIdle(tuning.connectionIdle().toMillis(), TimeUnit.MILLISECONDS)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build()
