@@ -190,7 +190,7 @@ public final class KvorumNode implements AutoCloseable {
         EventLoops loops = EventLoops.create(config.httpThreads());
         parts.add("event loops", graceful -> loops.close()); // after the gateway and the transport
 
-        HybridLogicalClock hlc = new HybridLogicalClock(clock);
+        HybridLogicalClock hlc = new HybridLogicalClock(clock, config.maxClockOffset());
         startClockPastStored(hlc, clock, storage.store().timestampCeilingAtOpen(), config.maxClockOffset());
         String selfId = config.self().id();
         LocalReplica local = new LocalReplica(selfId, storage, hlc);
@@ -213,7 +213,7 @@ public final class KvorumNode implements AutoCloseable {
         Membership m = cluster.membership();
         ClusterRangeSource rangeSource = new ClusterRangeSource(peers.ranges(m.readers()),
                 ClusterRangeSource.replicasUnder(m.readers(), m.replicationFactor()), m.replicationFactor(),
-                tuning.rangeBatchEntries(), tuning.rangeBatchBytes(), hlc::observe);
+                tuning.rangeBatchEntries(), tuning.rangeBatchBytes(), hlc::observeFromPeer);
         Coordinator coordinator = new Coordinator(selfId, new PlacementPlan(m), peers.replicas(), hlc, clock,
                 config.requestTimeout(), deadlines, rangeSource, peers.hints(), metrics);
         peers.clockOffsets().onRefusalChange(coordinator::refuseWrites);
@@ -287,7 +287,9 @@ public final class KvorumNode implements AutoCloseable {
         peers.startLiveness();
         antiEntropy.start(peers.antiEntropyPeers(m.current()));
         useMembership.accept(m); // what the listener did not see: the stored membership, or the one joined
-        ExpiryPurger purger = new ExpiryPurger(storage, clock, config.tombstoneGrace().toMillis());
+        ExpiryPurger purger = new ExpiryPurger(storage, clock, config.tombstoneGrace().toMillis(),
+                ExpiryPurger.Pacing.DEFAULT, config.maxClockOffset().toMillis(),
+                () -> peers.clockOffsets().writeRefusal() == null);
         long purgeMs = config.purgeInterval().toMillis();
         executors.maintenance.scheduleWithFixedDelay(() -> {
             try {

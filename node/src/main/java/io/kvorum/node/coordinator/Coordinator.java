@@ -15,6 +15,7 @@ import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.time.Clock;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.time.RequestTimer;
+import io.kvorum.node.time.TimestampAheadException;
 import io.kvorum.node.util.Failures;
 import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
@@ -243,7 +244,7 @@ public final class Coordinator {
                 answered.answered(outcomeOf(error));
                 op.onResponse(target.id(), record, error);
                 CompletableFuture<Void> lateAnswer = ReplicaUnavailableException.lateAnswerOf(error);
-                if (error != null && remote) {
+                if (error != null && remote && !(Failures.unwrap(error) instanceof TimestampAheadException)) {
                     if (Failures.unwrap(error) instanceof OverloadedException) {
                         // Refused with no effect: a hint only if the write is not answered 503 (no effect anywhere).
                         op.result.whenComplete((written, failure) -> {

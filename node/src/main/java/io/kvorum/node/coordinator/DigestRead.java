@@ -149,7 +149,7 @@ final class DigestRead {
     private void onAnswer(Slot s, RecordDigest version, Record record, Throwable error, boolean first) {
         s.counters.answered(Coordinator.outcomeOf(error));
         if (error == null && version != null) {
-            hlc.observe(version.timestamp());
+            hlc.observeFromPeer(version.timestamp()); // not one further ahead than --max-clock-offset
         }
         Actions next;
         synchronized (this) {

@@ -4,6 +4,8 @@ import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.hints.HintStore.Hint;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.storage.StorageFailures;
+import io.kvorum.node.time.TimestampAheadException;
+import io.kvorum.node.util.Failures;
 import io.kvorum.node.util.NodeThreads;
 import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
@@ -133,6 +135,15 @@ public final class HintedHandoff implements AutoCloseable {
         return CompletableFuture.allOf(rounds.toArray(CompletableFuture[]::new));
     }
 
+    /** How a peer answered one hint. */
+    private enum Outcome {
+        DELIVERED,
+        /** Refused for good (its timestamp): dropped. */
+        REFUSED,
+        /** Not taken now; retried in a later round. */
+        FAILED
+    }
+
     /** One pass over a peer's hints; it runs on the delivery thread, but may end on any. */
     private final class Round {
         private final String peer;
@@ -166,30 +177,39 @@ public final class HintedHandoff implements AutoCloseable {
                 end();
                 return;
             }
-            List<CompletableFuture<Boolean>> acks = new ArrayList<>(hints.size());
+            List<CompletableFuture<Outcome>> acks = new ArrayList<>(hints.size());
             for (Hint h : hints) {
-                acks.add(replica.write(h.key(), h.record()).handle((applied, error) -> error == null));
+                acks.add(replica.write(h.key(), h.record()).handle((applied, error) -> error == null ? Outcome.DELIVERED
+                        : Failures.unwrap(error) instanceof TimestampAheadException ? Outcome.REFUSED : Outcome.FAILED));
             }
             CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new))
                     .thenRunAsync(() -> onAnswers(hints, acks), executor)
                     .exceptionally(this::failed);
         }
 
-        private void onAnswers(List<Hint> hints, List<CompletableFuture<Boolean>> acks) {
+        private void onAnswers(List<Hint> hints, List<CompletableFuture<Outcome>> acks) {
             List<Hint> acknowledged = new ArrayList<>(hints.size());
+            List<Hint> refused = new ArrayList<>();
             for (int i = 0; i < hints.size(); i++) {
-                if (acks.get(i).join()) {
+                Outcome outcome = acks.get(i).join();
+                if (outcome == Outcome.DELIVERED) {
                     acknowledged.add(hints.get(i));
+                } else if (outcome == Outcome.REFUSED) {
+                    refused.add(hints.get(i));
                 }
             }
-            boolean allAcknowledged = acknowledged.size() == hints.size();
+            boolean allAnswered = acknowledged.size() + refused.size() == hints.size();
             long last = hints.get(hints.size() - 1).seq();
-            store.delete(acknowledged).whenCompleteAsync((ignored, error) -> {
+            // A hint its peer refused for good is dropped, not retried: it would stop every round here.
+            CompletableFuture<Void> dropped = refused.isEmpty() ? CompletableFuture.completedFuture(null)
+                    : store.drop(refused, HintStore.DropReason.TIMESTAMP_AHEAD);
+            dropped.thenCompose(v -> store.delete(acknowledged))
+                    .whenCompleteAsync((ignored, error) -> {
                 if (error == null) {
                     delivered.computeIfAbsent(peer, metrics::hintsDelivered).increment(acknowledged.size());
                     sent += acknowledged.size();
                 }
-                if (error == null && allAcknowledged) {
+                if (error == null && allAnswered) {
                     next(last, window);
                 } else {
                     log.debug("delivering hints to {} stopped after {} delivered ({}); will retry", peer, sent,

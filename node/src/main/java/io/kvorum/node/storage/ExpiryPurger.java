@@ -8,6 +8,7 @@ import io.kvorum.node.util.Pace;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,17 +61,38 @@ public final class ExpiryPurger {
     private final long tombstoneGraceMillis;
     private final Pace recordPace;
     private final Pace bytePace;
+    private final long expiryMarginMillis;
+    private final BooleanSupplier clockTrusted;
 
     public ExpiryPurger(StorageService storage, Clock clock, long tombstoneGraceMillis) {
         this(storage, clock, tombstoneGraceMillis, Pacing.DEFAULT);
     }
 
     public ExpiryPurger(StorageService storage, Clock clock, long tombstoneGraceMillis, Pacing pace) {
+        this(storage, clock, tombstoneGraceMillis, pace, 0, () -> true);
+    }
+
+    /**
+     * A purger that never deletes a value with a {@code ttl} before its peers would
+     * (docs/operations.md#expiry-and-tombstones): the tombstone it writes outranks the value on
+     * every replica, so a clock running ahead would delete it early everywhere.
+     *
+     * @param expiryMarginMillis how far this node's clock may be ahead of its peers' unnoticed
+     *                           ({@code --max-clock-offset}): a value is purged once it has expired
+     *                           by that much more
+     * @param clockTrusted       false while this node's clock is known to be off from its peers'
+     *                           by more than that; expired values are then left alone (old
+     *                           tombstones are still dropped: their grace is days, not ms)
+     */
+    public ExpiryPurger(StorageService storage, Clock clock, long tombstoneGraceMillis, Pacing pace,
+                        long expiryMarginMillis, BooleanSupplier clockTrusted) {
         this.storage = storage;
         this.clock = clock;
         this.tombstoneGraceMillis = tombstoneGraceMillis;
         this.recordPace = Pace.steady(pace.recordsPerSecond());
         this.bytePace = Pace.steady(pace.bytesPerSecond());
+        this.expiryMarginMillis = expiryMarginMillis;
+        this.clockTrusted = clockTrusted;
     }
 
     /**
@@ -83,6 +105,7 @@ public final class ExpiryPurger {
         List<Entry> batch;
         while (!Thread.currentThread().isInterrupted() && !(batch = nextBatch(from)).isEmpty()) {
             long now = clock.currentTimeMillis();
+            boolean expire = clockTrusted.getAsBoolean();
             for (Entry e : batch) {
                 if (Thread.currentThread().isInterrupted()) {
                     break; // keeps the interrupt: the caller's executor is shutting down
@@ -93,7 +116,7 @@ public final class ExpiryPurger {
                     if (HybridLogicalClock.physicalMillis(r.timestamp()) + tombstoneGraceMillis <= now) {
                         done = storage.purge(e.key(), r, null);
                     }
-                } else if (r.isExpiredAt(now)) {
+                } else if (expire && r.isExpiredAt(now - expiryMarginMillis)) {
                     done = storage.purge(e.key(), r, Record.tombstone(r.timestamp(), r.writer()));
                 }
                 if (done != null) {

@@ -1,5 +1,6 @@
 package io.kvorum.node.time;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -19,9 +20,22 @@ public final class HybridLogicalClock {
 
     private final Clock clock;
     private final AtomicLong last = new AtomicLong();
+    /** How far ahead of the wall clock a timestamp from another node may be and be adopted; 0: any. */
+    private final long maxAheadMillis;
 
+    /** A clock that adopts any timestamp it is shown. */
     public HybridLogicalClock(Clock clock) {
+        this(clock, Duration.ZERO);
+    }
+
+    /**
+     * @param maxAhead how far ahead of this node's wall clock a timestamp from another node may be
+     *                 and still be adopted ({@code --max-clock-offset}, docs/operations.md#clocks);
+     *                 zero adopts any
+     */
+    public HybridLogicalClock(Clock clock, Duration maxAhead) {
         this.clock = clock;
+        this.maxAheadMillis = maxAhead.toMillis();
     }
 
     /** A new timestamp, greater than any this clock has issued or observed. */
@@ -33,9 +47,30 @@ public final class HybridLogicalClock {
         return last.accumulateAndGet(physical, (prev, phys) -> Math.max(prev + 1, phys));
     }
 
-    /** Moves this clock past a timestamp received from another node (a write or a read answer). */
-    public void observe(long remoteTimestamp) {
-        last.accumulateAndGet(remoteTimestamp, Math::max);
+    /**
+     * Moves this clock past a timestamp, whatever it is: one of this node's own, as the highest
+     * its store holds at start. Timestamps from other nodes go through {@link #observeFromPeer}.
+     */
+    public void observe(long timestamp) {
+        last.accumulateAndGet(timestamp, Math::max);
+    }
+
+    /**
+     * Moves this clock past a timestamp received from another node (a write or a read answer),
+     * unless it is further ahead of this node's wall clock than the bound: one far-future timestamp
+     * must not drag every clock of the cluster forward. Returns whether it was adopted.
+     */
+    public boolean observeFromPeer(long remoteTimestamp) {
+        if (maxAheadMillis > 0 && aheadOfWallClockMillis(remoteTimestamp) > maxAheadMillis) {
+            return false;
+        }
+        observe(remoteTimestamp);
+        return true;
+    }
+
+    /** How many milliseconds {@code timestamp} is ahead of this node's wall clock (negative: behind). */
+    public long aheadOfWallClockMillis(long timestamp) {
+        return physicalMillis(timestamp) - clock.currentTimeMillis();
     }
 
     public static long pack(long physicalMillis, int logical) {

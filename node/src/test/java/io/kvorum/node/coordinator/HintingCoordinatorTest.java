@@ -14,6 +14,7 @@ import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.time.ManualClock;
 import io.kvorum.node.time.RequestTimer;
+import io.kvorum.node.time.TimestampAheadException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
@@ -143,6 +144,14 @@ class HintingCoordinatorTest {
         assertThat(put).isCompletedExceptionally();
         assertThat(catchThrowable(put::join)).cause().isInstanceOf(OverloadedException.class);
         assertThat(hints).as("503 means no effect anywhere: no hint may apply it later").isEmpty();
+    }
+
+    @Test
+    void aWriteAReplicaRefusedForItsTimestampIsNotHinted() {
+        coordinator.put(KEY, VALUE, 0, quorum(1, 3));
+        remote(0).write().completeExceptionally(new TimestampAheadException("further ahead than --max-clock-offset"));
+        fakes.get("n1").write().complete(true);
+        assertThat(hints).as("a delivery would be refused the same way").isEmpty();
     }
 
     @Test

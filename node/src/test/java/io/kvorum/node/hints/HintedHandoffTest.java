@@ -3,6 +3,7 @@ package io.kvorum.node.hints;
 import static io.kvorum.node.hints.HintStoreTest.awaitTrue;
 import static io.kvorum.node.hints.HintStoreTest.value;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.kvorum.node.coordinator.LocalReplica;
 import io.kvorum.node.coordinator.Replica;
@@ -14,11 +15,14 @@ import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.storage.StorageService;
 import io.kvorum.node.time.HybridLogicalClock;
 import io.kvorum.node.time.ManualClock;
+import io.kvorum.node.time.TimestampAheadException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -55,6 +59,8 @@ class HintedHandoffTest {
         final List<String> attempted = new CopyOnWriteArrayList<>();
         final List<String> acknowledged = new CopyOnWriteArrayList<>();
         final List<CompletableFuture<Boolean>> pending = new CopyOnWriteArrayList<>();
+        /** Keys whose records this replica refuses for good, as stamped too far ahead of its clock. */
+        final Set<String> refused = ConcurrentHashMap.newKeySet();
 
         FakeReplica(String id) {
             this.id = id;
@@ -80,7 +86,9 @@ class HintedHandoffTest {
             String k = new String(key, StandardCharsets.UTF_8);
             attempted.add(k);
             CompletableFuture<Boolean> answer = new CompletableFuture<>();
-            if (manual) {
+            if (refused.contains(k)) {
+                answer.completeExceptionally(new TimestampAheadException(id + " refused it"));
+            } else if (manual) {
                 pending.add(answer);
             } else if (acksLeft.getAndDecrement() > 0) {
                 acknowledged.add(k);
@@ -177,6 +185,21 @@ class HintedHandoffTest {
     }
 
     @Test
+    void aHintItsPeerRefusesForItsTimestampIsDroppedAndDeliveryGoesOn() throws Exception {
+        hint("n2", 20);
+        n2.refused.add("k0"); // the probe
+        n2.refused.add("k5");
+        HintedHandoff h = handoff(Map.of("n2", n2));
+        h.deliverPending().get();
+
+        assertThat(n2.acknowledged).as("the rest, in one round").containsExactlyElementsOf(
+                keys(0, 20).stream().filter(k -> !k.equals("k0") && !k.equals("k5")).toList());
+        assertThat(store.pending("n2")).as("a refused hint is not kept to be refused again").isZero();
+        assertThat(store.droppedByReason()).containsEntry(HintStore.DropReason.TIMESTAMP_AHEAD, 2L);
+        assertThat(h.delivered()).isEqualTo(18);
+    }
+
+    @Test
     void aWindowOfLargeHintsIsBoundedInBytesToo() throws Exception {
         for (int i = 0; i < 20; i++) {
             Record large = Record.value(i + 1, "n1", new byte[1000], Record.NEVER_EXPIRES);
@@ -256,6 +279,27 @@ class HintedHandoffTest {
 
             assertThat(storage.read(key).get()).isEqualTo(newer);
             assertThat(store.pending("n2")).as("acknowledged, so deleted").isZero();
+        }
+    }
+
+    @Test
+    void aRecordStampedFurtherAheadThanTheBoundIsRefusedByTheReplicaAndNotStored() throws Exception {
+        LevelDbStore db = LevelDbStore.open(dir.resolve("records"), false, 1 << 20);
+        try (StorageService storage = new StorageService(db, 1, 64)) {
+            HybridLogicalClock hlc = new HybridLogicalClock(clock, Duration.ofMillis(500));
+            Replica replica = new LocalReplica("n2", storage, hlc);
+            byte[] key = "k".getBytes(StandardCharsets.UTF_8);
+            long farAhead = HybridLogicalClock.pack(clock.currentTimeMillis() + 60_000, 0);
+
+            Throwable refused = catchThrowable(() -> replica.write(key, Record.value(farAhead, "n1", new byte[1], 0)).get());
+
+            assertThat(refused).hasCauseInstanceOf(TimestampAheadException.class);
+            assertThat(storage.read(key).get()).as("not stored").isNull();
+            assertThat(hlc.now()).as("the clock did not jump a minute ahead").isLessThan(farAhead);
+            long withinBound = HybridLogicalClock.pack(clock.currentTimeMillis() + 400, 0);
+            assertThat(replica.write(key, Record.value(withinBound, "n1", new byte[1], 0)).get()).isTrue();
+            assertThat(replica.write(key, Record.value(farAhead, "n2", new byte[1], 0)).get())
+                    .as("its own timestamps, as after its clock was set back, are taken").isTrue();
         }
     }
 }

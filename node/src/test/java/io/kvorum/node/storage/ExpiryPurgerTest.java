@@ -90,6 +90,27 @@ class ExpiryPurgerTest {
     }
 
     @Test
+    void aValueIsNotDeletedByAClockThatMayRunAheadOfItsPeers() {
+        long margin = 500;
+        AtomicBoolean trusted = new AtomicBoolean(true);
+        ExpiryPurger careful = new ExpiryPurger(storage, clock, GRACE, ExpiryPurger.Pacing.DEFAULT, margin, trusted::get);
+        write("k", Record.value(pack(T0, 0), "n2", key("v"), T0 + 100));
+
+        clock.set(T0 + 100 + margin - 1);
+        assertThat(careful.runOnce()).as("expired here, but maybe not yet on a peer %d ms behind", margin).isZero();
+        assertThat(read("k").tombstone()).isFalse();
+
+        clock.set(T0 + 100 + 5_000);
+        trusted.set(false); // this node's clock is 5 s ahead of its peers': it refuses writes
+        assertThat(careful.runOnce()).as("a node whose clock is off deletes nothing that expired").isZero();
+        assertThat(read("k").tombstone()).isFalse();
+
+        trusted.set(true);
+        assertThat(careful.runOnce()).isEqualTo(1);
+        assertThat(read("k").tombstone()).isTrue();
+    }
+
+    @Test
     void liveRecordsAreLeftAlone() {
         Record notYetExpired = Record.value(pack(T0, 0), "n1", key("a"), T0 + 101);
         Record neverExpires = Record.value(pack(T0 - 10 * GRACE, 0), "n1", key("b"), Record.NEVER_EXPIRES);

@@ -26,6 +26,19 @@ class HybridLogicalClockTest {
     private final HybridLogicalClock hlc = new HybridLogicalClock(wall);
 
     @Test
+    void aTimestampFromAPeerFurtherAheadThanTheBoundIsNotAdopted() {
+        HybridLogicalClock bounded = new HybridLogicalClock(wall, java.time.Duration.ofMillis(500));
+
+        assertThat(bounded.observeFromPeer(pack(T0 + 501, 0))).isFalse();
+        assertThat(physicalMillis(bounded.now())).as("still the wall clock").isEqualTo(T0);
+        assertThat(bounded.observeFromPeer(pack(T0 + 500, 7))).isTrue();
+        assertThat(bounded.now()).isEqualTo(pack(T0 + 500, 8));
+        bounded.observe(pack(T0 + 60_000, 0)); // its own, as the store's ceiling at start
+        assertThat(physicalMillis(bounded.now())).isEqualTo(T0 + 60_000);
+        assertThat(hlc.observeFromPeer(pack(T0 + 3_600_000, 0))).as("no bound").isTrue();
+    }
+
+    @Test
     void takesTheWallClockWhenItIsAhead() {
         long first = hlc.now();
         assertThat(first).isEqualTo(pack(T0, 0));

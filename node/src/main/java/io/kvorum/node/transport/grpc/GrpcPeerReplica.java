@@ -12,6 +12,7 @@ import io.kvorum.node.model.Record;
 import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.RequestTimer;
+import io.kvorum.node.time.TimestampAheadException;
 import io.kvorum.proto.ReadRequest;
 import io.kvorum.proto.ReadResult;
 import io.kvorum.proto.ReplicaError;
@@ -350,6 +351,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
             case WRONG_CLUSTER -> new ReplicaUnavailableException(peer.peerId() + " refused us: " + error.getMessage());
             case DEADLINE_PASSED ->
                     new ReplicaUnavailableException(Reason.TIMED_OUT, peer.peerId() + " dropped an expired request");
+            case TIMESTAMP_AHEAD -> new TimestampAheadException(error.getMessage());
             case INTERNAL, CODE_UNSPECIFIED, UNRECOGNIZED ->
                     new ReplicaUnavailableException(peer.peerId() + " failed: " + error.getMessage());
         };

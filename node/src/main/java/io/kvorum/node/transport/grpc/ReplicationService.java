@@ -7,6 +7,7 @@ import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.StorageExpiredException;
 import io.kvorum.node.storage.StorageFailures;
+import io.kvorum.node.time.TimestampAheadException;
 import io.kvorum.node.util.Failures;
 import io.kvorum.proto.ReadResult;
 import io.kvorum.proto.ReplicaError;
@@ -263,6 +264,9 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
         }
         if (t instanceof StorageExpiredException) {
             return error(callId, ReplicaError.Code.DEADLINE_PASSED, t.getMessage());
+        }
+        if (t instanceof TimestampAheadException) {
+            return error(callId, ReplicaError.Code.TIMESTAMP_AHEAD, t.getMessage());
         }
         if (!(t instanceof StorageFailures.Reported)) {
             log.warn("replica operation failed", t);
