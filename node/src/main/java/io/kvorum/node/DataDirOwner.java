@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 
 /**
  * The node a data dir belongs to, in its file {@value #FILE_NAME}: written on the node's first
@@ -42,6 +41,6 @@ final class DataDirOwner {
         }
         Path aside = dataDir.resolve(FILE_NAME + ".tmp");
         DurableFiles.writeForced(aside, nodeId + "\n");
-        Files.move(aside, dataDir.resolve(FILE_NAME), StandardCopyOption.ATOMIC_MOVE);
+        DurableFiles.replaceForced(aside, dataDir.resolve(FILE_NAME));
     }
 }

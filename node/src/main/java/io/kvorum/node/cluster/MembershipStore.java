@@ -15,7 +15,6 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -125,7 +124,7 @@ public final class MembershipStore {
     public void store(Membership m) throws IOException {
         Path tmp = file.resolveSibling(FILE_NAME + ".tmp");
         writeForced(tmp, m);
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        DurableFiles.replaceForced(tmp, file);
     }
 
     /**
@@ -136,7 +135,7 @@ public final class MembershipStore {
         Path aside = Files.createTempFile(file.getParent(), FILE_NAME, SEED_SUFFIX);
         try {
             writeForced(aside, m);
-            Files.createLink(file, aside); // atomic, and fails if the file exists
+            DurableFiles.linkForced(file, aside); // atomic, and fails if the file exists
             return true;
         } catch (FileAlreadyExistsException e) {
             return false;

@@ -3,13 +3,13 @@ package io.kvorum.node.membership;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
+import io.kvorum.node.util.DurableFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
@@ -106,8 +106,8 @@ public final class MoveProgress {
         root.add("sources", s);
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         try {
-            Files.writeString(tmp, root + "\n", StandardCharsets.UTF_8);
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            DurableFiles.writeForced(tmp, root + "\n");
+            DurableFiles.replaceForced(tmp, file);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

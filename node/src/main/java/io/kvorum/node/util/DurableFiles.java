@@ -5,10 +5,19 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.LongAdder;
 
-/** Small files of node state that must survive a crash whole: written, then forced to the disk. */
+/**
+ * Small files of node state that must survive a crash, and a power loss, whole: written and forced
+ * to the disk, then renamed or linked into place, and the directory that holds them forced too. A
+ * rename lives in the directory, not in the file: until the directory reaches the disk, a power
+ * loss may bring back the old name, or no file at all.
+ */
 public final class DurableFiles {
+
+    private static final LongAdder DIRECTORIES_FORCED = new LongAdder();
 
     private DurableFiles() {
     }
@@ -22,5 +31,34 @@ public final class DurableFiles {
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.WRITE)) {
             channel.force(true);
         }
+    }
+
+    /** Renames {@code source} over {@code target} atomically, and forces their directory. */
+    public static void replaceForced(Path source, Path target) throws IOException {
+        Files.move(source, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        forceDirectoryOf(target);
+    }
+
+    /**
+     * Links {@code existing} as {@code link}, which must not exist (atomic), and forces their directory.
+     *
+     * @throws java.nio.file.FileAlreadyExistsException when {@code link} exists
+     */
+    public static void linkForced(Path link, Path existing) throws IOException {
+        Files.createLink(link, existing);
+        forceDirectoryOf(link);
+    }
+
+    /** Forces the directory that holds {@code file}: its entries (names) reach the disk. */
+    public static void forceDirectoryOf(Path file) throws IOException {
+        try (FileChannel directory = FileChannel.open(file.toAbsolutePath().getParent(), StandardOpenOption.READ)) {
+            directory.force(true);
+        }
+        DIRECTORIES_FORCED.increment();
+    }
+
+    /** How many times a directory was forced since the process started (tests). */
+    public static long directoriesForced() {
+        return DIRECTORIES_FORCED.sum();
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.node.LogCapture;
+import io.kvorum.node.util.DurableFiles;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -102,8 +103,11 @@ class MembershipStoreTest {
         Membership grown = new Membership(first.clusterName(), first.identity(), 2,
                 Topology.parse("n1=127.0.0.1:8080:9080,n2=127.0.0.1:8081:9081"), 1);
 
+        long forcedBefore = DurableFiles.directoriesForced();
         store.store(grown);
 
+        assertThat(DurableFiles.directoriesForced()).as("the rename forced to the disk with its directory")
+                .isGreaterThan(forcedBefore);
         assertThat(store.load()).isEqualTo(grown);
         assertThat(store.load().view().epoch()).isEqualTo(2);
     }
