@@ -312,7 +312,7 @@ public final class KvorumNode implements AutoCloseable {
         log.info("node {} serving {} on {} with data in {} (cluster of {}, replication factor {}{}{})",
                 selfId, config.security().tlsEnabled() ? "HTTPS" : "HTTP", address,
                 config.dataDir().toAbsolutePath().normalize(), m.topology().size(), m.replicationFactor(),
-                config.fsync() ? ", fsync" : "", tokens != null ? ", " + tokens.size() + " bearer token(s)" : "");
+                config.fsync() ? ", fsync" : "", tokens != null ? ", " + tokens.summary() : "");
         peers.startHandoff();
         return address;
     }

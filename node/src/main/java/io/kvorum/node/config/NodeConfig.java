@@ -265,7 +265,7 @@ public record NodeConfig(
             if (raw.get(NodeOption.AUTH_TOKEN_FILE) != null) {
                 tokenFile = file(NodeOption.AUTH_TOKEN_FILE);
                 try {
-                    BearerTokens.read(tokenFile);
+                    BearerTokens.validate(tokenFile);
                 } catch (BearerTokens.InvalidTokenFileException e) {
                     throw new ConfigException(name(NodeOption.AUTH_TOKEN_FILE) + " '" + tokenFile + "' " + e.getMessage());
                 }

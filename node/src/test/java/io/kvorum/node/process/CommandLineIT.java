@@ -176,6 +176,9 @@ class CommandLineIT {
         cases.put("the key given as the CA too", List.of("--tls-cert", cert, "--tls-key", key, "--tls-ca", key));
         Path hugeTokens = Files.writeString(tmp.resolve("huge-tokens"), "t".repeat(2 << 20) + "\n");
         cases.put("a token file over 1 MiB", List.of("--auth-token-file", hugeTokens.toString()));
+        String secret = "unknown-role-s3cret";
+        Path unknownRole = Files.writeString(tmp.resolve("role-tokens"), "ok read\n" + secret + " reader\n");
+        cases.put("a token file with an unknown role", List.of("--auth-token-file", unknownRole.toString()));
         Map<String, String> mentions = new HashMap<>(Map.of(
                 "--tls-cert alone", "--tls-key",
                 "--tls-cert and --tls-key without --tls-ca", "--tls-ca",
@@ -188,14 +191,15 @@ class CommandLineIT {
                 "a token file that does not exist", "--auth-token-file"));
         mentions.put("the key given as the CA too", "--tls-ca");
         mentions.put("a token file over 1 MiB", "--auth-token-file");
+        mentions.put("a token file with an unknown role", "line 2: the second field is not a role");
         for (Map.Entry<String, List<String>> c : cases.entrySet()) {
             List<String> args = new ArrayList<>(List.of("--cluster", ok, "--data-dir", tmp.resolve("data").toString()));
             args.addAll(c.getValue());
             NodeJvm node = nodes.launch("bad-security").args(args).workDir(workDir).start();
             assertRejected(c.getKey(), node, List.of(mentions.get(c.getKey())));
             assertThat(node.awaitExit(REJECTED_EXIT)).as("exit status for %s", c.getKey()).isEqualTo(2);
-            assertThat(node.stderr() + node.stdout()).as("no key material in the message")
-                    .doesNotContain(Files.readAllLines(Path.of(key)).get(1));
+            assertThat(node.stderr() + node.stdout()).as("no key material or token in the message")
+                    .doesNotContain(Files.readAllLines(Path.of(key)).get(1)).doesNotContain(secret);
         }
     }
 
