@@ -9,8 +9,8 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpRequest;
-import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpStatusClass;
@@ -29,9 +29,10 @@ import org.slf4j.LoggerFactory;
  * arrive. It sits after the HTTP codec and before the aggregator.
  *
  * <p>On a node that asks for bearer tokens, a request with a body and without a valid token is
- * answered {@code 401} before its body is read, and the connection is closed, the way a body
- * that does not fit the budget is (below): a client without a token cannot make the node hold
- * bodies. A request without a body goes on, and {@link BearerAuthentication} answers it.
+ * answered {@code 401} before its body is read, one whose token's role falls short {@code 403},
+ * and the connection is closed, the way a body that does not fit the budget is (below): a client
+ * without a token that allows the request cannot make the node hold bodies. A request without a
+ * body goes on, and the connection handler asks {@link BearerAuthentication} itself.
  *
  * <p>On a connection the gateway refused ({@link ConnectionLimit}), every request is refused the
  * same way, with {@link TooManyConnectionsException}: answered 503 from its headers, body unread,
@@ -149,9 +150,10 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
                 return;
             }
             long body = bodyBytes(request);
-            if (tokens != null && body > 0 && !BearerAuthentication.admits(tokens, request)) {
-                refuse(ctx, request, new UnauthenticatedBodyException(
-                        request.headers().getAll(HttpHeaderNames.AUTHORIZATION).size()));
+            BearerAuthentication.Refusal unauthorized = tokens != null && body > 0
+                    ? BearerAuthentication.admit(tokens, request).refusal() : null;
+            if (unauthorized != null) {
+                refuse(ctx, request, new UnauthorizedBodyException(unauthorized));
                 return;
             }
             // A body over the limit reserves nothing: the aggregator refuses it (413) unread.
@@ -263,8 +265,9 @@ final class BodyAdmissionHandler extends ChannelDuplexHandler {
         bodyEnds();
         cancelDeadline();
         reserved.add(0L);
+        // With its headers, so that the connection handler knows whose token it carried (the audit log).
         FullHttpRequest refused = new DefaultFullHttpRequest(request.protocolVersion(), request.method(), request.uri(),
-                Unpooled.EMPTY_BUFFER);
+                Unpooled.EMPTY_BUFFER, request.headers().copy(), EmptyHttpHeaders.INSTANCE);
         HttpUtil.setKeepAlive(refused, false);
         refused.setDecoderResult(DecoderResult.failure(why));
         ReferenceCountUtil.release(request);

@@ -1,6 +1,8 @@
 package io.kvorum.node.http;
 
 import io.kvorum.node.metrics.NodeMetrics;
+import io.kvorum.node.security.BearerTokens;
+import io.kvorum.node.security.Role;
 import io.kvorum.node.util.Failures;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -27,8 +29,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The last stage of the HTTP pipeline, one per connection: answers its requests one at a time, in
  * the order they arrived (HTTP/1.1 pipelining), each with what the router makes of it, and after
- * each answer keeps the connection open or closes it, as the request asked. A request that failed
- * to decode is answered here in its turn (400, 413, 414, 431; 401 or 503 for a body that
+ * each answer keeps the connection open or closes it, as the request asked. On a node that asks
+ * for bearer tokens, a request goes to the router only once {@link BearerAuthentication} admits it
+ * (else 401 or 403, and no effect). A request that failed
+ * to decode is answered here in its turn (400, 413, 414, 431; 401, 403 or 503 for a body that
  * {@link BodyAdmissionHandler} would not read; 400, 501 or 505 for a request whose framing or
  * version it would have to guess, {@link UnreadableRequestException}); after any such failure but
  * a body over the limit, the connection closes, since the rest of the stream cannot be trusted.
@@ -55,6 +59,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(HttpGateway.class);
 
     private final Function<FullHttpRequest, Answer> router;
+    private final BearerTokens tokens;
     private final InFlightRequests inFlight;
     private final RequestMetering metering;
     private final ByteBudget answers;
@@ -74,12 +79,14 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /**
      * @param router  decides the answer to a request without blocking; reads the request only before returning
+     * @param tokens  the bearer tokens the node asks for, or null for none
      * @param answers the bytes of answer bodies that all connections may hold unsent at once
      * @param rangePullBytes the most a batch of a range may hold, reserved in {@code answers} before it is read
      */
-    ConnectionHandler(Function<FullHttpRequest, Answer> router, InFlightRequests inFlight, RequestMetering metering,
-                      ByteBudget answers, long rangePullBytes) {
+    ConnectionHandler(Function<FullHttpRequest, Answer> router, BearerTokens tokens, InFlightRequests inFlight,
+                      RequestMetering metering, ByteBudget answers, long rangePullBytes) {
         this.router = router;
+        this.tokens = tokens;
         this.inFlight = inFlight;
         this.metering = metering;
         this.answers = answers;
@@ -109,6 +116,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         startNanos = System.nanoTime();
         try {
             op = metering.operations().apply(request); // a request refused as malformed counts too
+            Role role = EndpointRoles.of(request);
+            BearerAuthentication.Admission admission = BearerAuthentication.admit(tokens, request, role);
             DecoderResult decoded = request.decoderResult();
             if (decoded.isFailure()) {
                 // After a body over the limit the aggregator may have kept the connection usable;
@@ -117,6 +126,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                     keepAlive = false;
                 }
                 respond(ctx, malformed(decoded.cause()));
+                return;
+            }
+            if (admission.refusal() != null) {
+                respond(ctx, admission.refusal().response());
                 return;
             }
             Answer answer = router.apply(request);
@@ -221,8 +234,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (cause instanceof UnreadableRequestException unreadable) {
             return Responses.text(unreadable.status(), unreadable.getMessage());
         }
-        if (cause instanceof UnauthenticatedBodyException unauthenticated) {
-            return BearerAuthentication.unauthorized(unauthenticated.credentials());
+        if (cause instanceof UnauthorizedBodyException unauthorized) {
+            return unauthorized.refusal().response();
         }
         if (cause instanceof TooLongHttpLineException) {
             return Responses.text(HttpResponseStatus.REQUEST_URI_TOO_LONG, "request line too long");

@@ -9,6 +9,7 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpMessage;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -47,13 +48,13 @@ import java.util.function.Function;
  *       headers, refusing a request with both a length and chunks ({@link GatewayHttpCodec});</li>
  *   <li>{@code keep-alive}: HTTP/1.1 persistent connections;</li>
  *   <li>{@code body-admission}: refuses a body before it is read when it has no valid bearer token
- *       (401), does not fit the {@link ByteBudget} of all connections (503), or has no knowable
+ *       (401) or one whose role falls short (403), does not fit the {@link ByteBudget} of all connections (503), or has no knowable
  *       length or HTTP version (400, 501, 505: {@link UnreadableRequestException}), and closes a
  *       connection whose request does not arrive whole in time ({@link BodyAdmissionHandler});</li>
  *   <li>{@code aggregator}: assembles the body up to {@code --max-value-bytes}, refusing a larger
  *       one from the Content-Length before buffering it (the connection handler answers 413 in turn);</li>
- *   <li>{@code connection}: answers the requests in order, as the {@link RequestRouter} decides,
- *       and holds the answers to GETs within the {@link ByteBudget} of answers of all connections
+ *   <li>{@code connection}: answers the requests in order, as the {@link RequestRouter} decides
+ *       once {@link BearerAuthentication} admits them (401 or 403 else), and holds the answers to GETs within the {@link ByteBudget} of answers of all connections
  *       until they are sent (503 when they do not fit; {@link ConnectionHandler}).</li>
  * </ol>
  */
@@ -90,7 +91,8 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
      * @param bodyBudget   the bytes of request bodies all connections may hold at once
      * @param answerBudget the bytes of answer bodies all connections may hold unsent at once
      * @param rangePullBytes the most one batch of a range may hold
-     * @param tokens       the bearer tokens the node asks for, or null for none: a body without one is not read
+     * @param tokens       the bearer tokens the node asks for, or null for none: a request without one that
+     *                     allows it is answered 401 or 403, before its body is read
      * @param openChannels every accepted connection is added here, so shutdown can close them
      * @param connections  how many connections are served at once
      * @param tls          the HTTPS context, or null to serve plain HTTP
@@ -153,7 +155,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
         p.addLast("body-admission", bodies);
         p.addLast("aggregator", new BodyLimit(maxValueBytes, metering, refusalBeforeBody));
-        p.addLast("connection", new ConnectionHandler(router, inFlight, metering, answerBudget, rangePullBytes));
+        p.addLast("connection", new ConnectionHandler(router, tokens, inFlight, metering, answerBudget, rangePullBytes));
     }
 
     /**
@@ -227,8 +229,9 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
             // Requests before this one on the connection may still be in progress (pipelining), so
             // the 413 must not be written from here, ahead of their answers. It goes to the
             // connection handler, which answers requests in order, as a request that failed to decode.
+            // With its headers, so that the connection handler knows whose token it carried (the audit log).
             FullHttpRequest refused = new DefaultFullHttpRequest(head.protocolVersion(), head.method(), head.uri(),
-                    Unpooled.EMPTY_BUFFER);
+                    Unpooled.EMPTY_BUFFER, head.headers().copy(), EmptyHttpHeaders.INSTANCE);
             HttpUtil.setKeepAlive(refused, !close);
             refused.setDecoderResult(DecoderResult.failure(new BodyTooLargeException(maxContentLength())));
             ctx.fireChannelRead(refused);

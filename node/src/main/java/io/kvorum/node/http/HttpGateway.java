@@ -110,8 +110,8 @@ public final class HttpGateway {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
                 .childHandler(new GatewayChannelInitializer(
-                        BearerAuthentication.guard(tokens, router::route),
-                        head -> BearerAuthentication.admits(tokens, head) ? router.refusalBeforeBody(head) : null,
+                        router::route,
+                        head -> BearerAuthentication.admit(tokens, head).refusal() == null ? router.refusalBeforeBody(head) : null,
                         inFlight, arriving, metering, maxValueBytes, bodyBudget,
                         answerBudget, rangePullBytes, tokens, channels, connections, https));
         try {

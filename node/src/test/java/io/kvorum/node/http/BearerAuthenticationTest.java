@@ -19,7 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The bearer-token gate in the real pipeline: what it lets through to the router and what it
- * answers {@code 401} itself (docs/operations.md#security), in order with the other requests of a connection.
+ * answers {@code 401} or {@code 403} itself (docs/operations.md#security), in order with the other
+ * requests of a connection. A request with a body is refused from its headers, and closes its
+ * connection; the requests sent in one go here have none, but for those with a valid token.
  */
 class BearerAuthenticationTest {
 
@@ -34,7 +36,7 @@ class BearerAuthenticationTest {
     void start() throws Exception {
         Path file = dir.resolve("tokens");
         Files.writeString(file, TOKEN + "\n");
-        connection = new EmbeddedConnection(BearerAuthentication.guard(BearerTokens.load(file), this::route));
+        connection = new EmbeddedConnection(this::route, new ByteBudget(1 << 20), BearerTokens.load(file));
     }
 
     @AfterEach
@@ -53,10 +55,16 @@ class BearerAuthenticationTest {
                 + (method.equals("PUT") ? "Content-Length: 5\r\n\r\nvalue" : "\r\n");
     }
 
+    /** A request without a body: one without a valid token is refused without closing the connection. */
+    private static String bodiless(String method, String path, String authorization) {
+        return method + " " + path + " HTTP/1.1\r\n" + HOST
+                + (authorization != null ? "Authorization: " + authorization + "\r\n" : "") + "\r\n";
+    }
+
     @Test
     void requestsWithoutAValidTokenAre401AndNeverRouted() {
-        connection.send(request("PUT", "/v0/entity?id=k", null)
-                + request("PUT", "/v0/entity?id=k", "Bearer wrong")
+        connection.send(bodiless("DELETE", "/v0/entity?id=k", null)
+                + bodiless("DELETE", "/v0/entity?id=k", "Bearer wrong")
                 + request("GET", "/v0/entity?id=k", "Basic " + TOKEN)
                 + request("GET", "/metrics", null)
                 + request("POST", "/v0/repair", null));
@@ -75,7 +83,7 @@ class BearerAuthenticationTest {
         connection.send(request("PUT", "/v0/entity?id=k", "Bearer " + TOKEN)
                 + request("GET", "/v0/status", null)
                 + request("GET", "/v0/status?verbose=1", null)
-                + request("PUT", "/v0/status", null)
+                + bodiless("PUT", "/v0/status", null)
                 + request("GET", "/v0/cluster", null));
 
         assertThat(connection.responses()).extracting(Reply::status).containsExactly(200, 200, 200, 401, 401);
@@ -131,5 +139,26 @@ class BearerAuthenticationTest {
             assertThat(gateway.response().status()).isEqualTo(200);
             assertThat(routed).containsExactly("PUT /v0/entity?id=k");
         }
+    }
+
+    @Test
+    void aTokenWithoutTheRoleIs403BeforeTheRouterAndBeforeABodyIsRead() throws Exception {
+        Files.writeString(dir.resolve("tokens"), TOKEN + "\nreader-token read prometheus\n");
+        ByteBudget budget = new ByteBudget(1 << 20);
+        try (EmbeddedConnection gateway = gatewayConnection(budget)) {
+            gateway.send(request("POST", "/v0/repair", "Bearer reader-token")
+                    + request("GET", "/v0/entity?id=k", "Bearer reader-token"));
+            List<Reply> replies = gateway.responses();
+            assertThat(replies).extracting(Reply::status).containsExactly(403, 200);
+            assertThat(replies.get(0).body()).contains("read").contains("admin").doesNotContain("reader-token");
+            assertThat(gateway.isOpen()).as("a request without a body keeps its connection").isTrue();
+
+            gateway.send("PUT /v0/entity?id=k HTTP/1.1\r\n" + HOST + "Authorization: Bearer reader-token\r\n"
+                    + "Content-Length: 1000\r\n\r\n");
+            assertThat(gateway.response().status()).as("answered with the body still unsent").isEqualTo(403);
+            assertThat(gateway.isOpen()).isFalse();
+            assertThat(budget.held()).isZero();
+        }
+        assertThat(routed).containsExactly("GET /v0/entity?id=k");
     }
 }

@@ -59,7 +59,7 @@ final class EmbeddedConnection implements AutoCloseable {
 
     /**
      * A connection whose bodies count in {@code bodyBudget}, which other connections may share, on
-     * a node that asks for {@code tokens} (null: none; the router is then guarded as the gateway guards it).
+     * a node that asks for {@code tokens} (null: none; requests then reach the router only as the gateway lets them).
      */
     EmbeddedConnection(Function<FullHttpRequest, Answer> router, ByteBudget bodyBudget, BearerTokens tokens) {
         this(router, bodyBudget, unbounded(), tokens, new ConnectionLimit(1000, 0));
@@ -83,7 +83,7 @@ final class EmbeddedConnection implements AutoCloseable {
     private EmbeddedConnection(Function<FullHttpRequest, Answer> router,
                                Function<HttpRequest, FullHttpResponse> refusalBeforeBody, ByteBudget bodyBudget,
                                ByteBudget answerBudget, BearerTokens tokens, ConnectionLimit connections) {
-        server = new EmbeddedChannel(new GatewayChannelInitializer(BearerAuthentication.guard(tokens, router),
+        server = new EmbeddedChannel(new GatewayChannelInitializer(router,
                 refusalBeforeBody, inFlight, arriving,
                 RequestMetering.NONE, MAX_VALUE_BYTES, bodyBudget, answerBudget, RANGE_PULL_BYTES, tokens,
                 new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), connections, null));
