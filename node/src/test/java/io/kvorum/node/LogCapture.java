@@ -12,14 +12,24 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import org.slf4j.LoggerFactory;
 
 /**
- * Collects what the node's loggers ({@code io.kvorum}) log while attached, one line per event:
+ * Collects what the node's loggers ({@code io.kvorum}, or the logger given) log while attached, one line per event:
  * {@code LEVEL [thread] logger: message (the throwable's message)}. Every node of an in-process
  * cluster logs through the same loggers, so a test tells them apart by what the lines say.
  */
 public final class LogCapture extends AppenderBase<ILoggingEvent> {
     private final Queue<ILoggingEvent> events = new ConcurrentLinkedQueue<>();
-    private final Logger logger = (Logger) LoggerFactory.getLogger("io.kvorum");
+    private final Logger logger;
     private final Map<Logger, Level> previousLevels = new HashMap<>();
+
+    /** What the node's loggers log. */
+    public LogCapture() {
+        this("io.kvorum");
+    }
+
+    /** What {@code loggerName} and the loggers below it log ({@link Logger#ROOT_LOGGER_NAME}: every logger). */
+    public LogCapture(String loggerName) {
+        logger = (Logger) LoggerFactory.getLogger(loggerName);
+    }
 
     public void attach() {
         setContext(logger.getLoggerContext());
@@ -33,10 +43,15 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> {
      * tests' logging configuration keeps only WARN and above); they reach the build log too.
      */
     public LogCapture atInfo(String... loggers) {
+        return at(Level.INFO, loggers);
+    }
+
+    /** As {@link #atInfo}, down to {@code level}. */
+    public LogCapture at(Level level, String... loggers) {
         for (String name : loggers) {
             Logger classLogger = (Logger) LoggerFactory.getLogger(name);
-            previousLevels.put(classLogger, classLogger.getLevel());
-            classLogger.setLevel(Level.INFO);
+            previousLevels.putIfAbsent(classLogger, classLogger.getLevel());
+            classLogger.setLevel(level);
         }
         return this;
     }

@@ -44,6 +44,16 @@ class ShippedLoggingTest {
     }
 
     @Test
+    void theAuditLogKeepsItsInfoLinesWhenTheNodeLogsOnlyWarnings() throws Exception {
+        String out = logAt("WARN", context -> {
+            context.getLogger("kvorum.audit").info("token=ops client=10.0.0.9:53122 \"POST /v0/repair HTTP/1.1\" 200 41ms");
+            context.getLogger("io.kvorum.node.Example").info("an INFO line of the node");
+        });
+
+        assertThat(out).contains("kvorum.audit - token=ops").doesNotContain("an INFO line of the node");
+    }
+
+    @Test
     void aWriteToAStreamThePeerCancelledIsNotWarnedAboutButOtherStreamErrorsAre() throws Exception {
         String out = logAtTrace(context -> {
             org.slf4j.Logger handler = context.getLogger("io.grpc.netty.NettyServerHandler");
@@ -95,6 +105,11 @@ class ShippedLoggingTest {
 
     /** What the shipped configuration prints to stdout at {@code KVORUM_LOG_LEVEL=TRACE}. */
     private static String logAtTrace(Logging logging) throws Exception {
+        return logAt("TRACE", logging);
+    }
+
+    /** What the shipped configuration prints to stdout at {@code KVORUM_LOG_LEVEL=level}. */
+    private static String logAt(String level, Logging logging) throws Exception {
         URL shipped = Path.of("src/main/resources/logback.xml").toUri().toURL();
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         PrintStream stdout = System.out;
@@ -102,7 +117,7 @@ class ShippedLoggingTest {
         context.setMDCAdapter(new LogbackMDCAdapter());
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
-            context.putProperty("KVORUM_LOG_LEVEL", "TRACE");
+            context.putProperty("KVORUM_LOG_LEVEL", level);
             JoranConfigurator configurator = new JoranConfigurator();
             configurator.setContext(context);
             configurator.doConfigure(shipped);

@@ -45,6 +45,8 @@ import org.slf4j.LoggerFactory;
  * written (the last chunk, for a range) is counted by {@link RequestMetering} with its status and
  * latency; one whose connection closed first is not, as nobody was answered, but for a range whose
  * status line went out (its client left, or a node's failure cut it short): it counts when it ends.
+ * An administrative request is logged in the {@link AuditLog} as soon as its status is known,
+ * whether or not its client is still there to read the answer.
  *
  * <p>The complete answer to a {@code GET} holds its body in the gateway-wide {@link ByteBudget} of
  * answers from the moment it is written until its last byte has gone to the socket (or the
@@ -76,6 +78,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private NodeMetrics.Op op;
     private long startNanos;
     private int status;
+    /** The request in progress when it is administrative: the audit log's entry, logged with its status. */
+    private AuditLog.Entry audit;
 
     /**
      * @param router  decides the answer to a request without blocking; reads the request only before returning
@@ -118,6 +122,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             op = metering.operations().apply(request); // a request refused as malformed counts too
             Role role = EndpointRoles.of(request);
             BearerAuthentication.Admission admission = BearerAuthentication.admit(tokens, request, role);
+            audit = AuditLog.of(role, request, admission.name(), ctx.channel().remoteAddress(), startNanos);
             DecoderResult decoded = request.decoderResult();
             if (decoded.isFailure()) {
                 // After a body over the limit the aggregator may have kept the connection usable;
@@ -168,7 +173,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             response = answersOverloaded();
             bytes = 0;
         }
-        status = response.status().code();
+        answered(response.status().code());
         setKeepAlive(response);
         int held = bytes;
         ctx.writeAndFlush(response).addListener(f -> {
@@ -197,9 +202,21 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** Begins a streamed answer (the headers). Event loop only. */
     void respondStreaming(ChannelHandlerContext ctx, HttpResponse head) {
-        status = head.status().code();
+        answered(head.status().code());
         setKeepAlive(head);
         ctx.write(head);
+    }
+
+    /**
+     * The status of the answer to the request in progress is known: kept for the metrics, and
+     * logged in the audit log if the request is administrative, even when its client is gone.
+     */
+    private void answered(int code) {
+        status = code;
+        if (audit != null) {
+            audit.answered(code);
+            audit = null;
+        }
     }
 
     /** The request in progress is answered; start the next queued one. Event loop only. */

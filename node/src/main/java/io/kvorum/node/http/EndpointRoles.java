@@ -57,6 +57,11 @@ final class EndpointRoles {
         return NEEDED.get(key(request));
     }
 
+    /** Whether a request whose endpoint has {@code role} ({@link #of}) is administrative: it needs {@code admin}. */
+    static boolean isAdministrative(Role role) {
+        return role == Role.ADMIN;
+    }
+
     /** The least role that may make a request whose endpoint has {@code role} ({@link #of}; null: no endpoint). */
     static Role needed(Role role) {
         return role != null ? role : NOT_AN_ENDPOINT;

@@ -154,7 +154,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
                 .setMaxHeaderSize(MAX_HEADER_BYTES).setMaxChunkSize(MAX_CHUNK_BYTES)));
         p.addLast("keep-alive", new HttpServerKeepAliveHandler());
         p.addLast("body-admission", bodies);
-        p.addLast("aggregator", new BodyLimit(maxValueBytes, metering, refusalBeforeBody));
+        p.addLast("aggregator", new BodyLimit(maxValueBytes, metering, refusalBeforeBody, tokens));
         p.addLast("connection", new ConnectionHandler(router, tokens, inFlight, metering, answerBudget, rangePullBytes));
     }
 
@@ -165,11 +165,20 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
     private static final class BodyLimit extends HttpObjectAggregator {
         private final RequestMetering metering;
         private final Function<HttpRequest, FullHttpResponse> refusalBeforeBody;
+        private final BearerTokens tokens;
 
-        BodyLimit(int maxContentLength, RequestMetering metering, Function<HttpRequest, FullHttpResponse> refusalBeforeBody) {
+        BodyLimit(int maxContentLength, RequestMetering metering, Function<HttpRequest, FullHttpResponse> refusalBeforeBody,
+                  BearerTokens tokens) {
             super(maxContentLength, true);
             this.metering = metering;
             this.refusalBeforeBody = refusalBeforeBody;
+            this.tokens = tokens;
+        }
+
+        /** Counts, and audits, a request answered here: the connection handler never sees it. */
+        private void answeredHere(HttpRequest request, int status, ChannelPipeline pipeline) {
+            metering.answered(metering.operations().apply(request), status, 0);
+            AuditLog.answeredEarly(tokens, request, pipeline.channel().remoteAddress(), status);
         }
 
         /**
@@ -194,7 +203,7 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
                 }
                 ReferenceCountUtil.release(answer);
                 HttpUtil.setKeepAlive(refusal, false);
-                metering.answered(metering.operations().apply(request), refusal.status().code(), 0);
+                answeredHere(request, refusal.status().code(), pipeline);
                 return refusal;
             }
             if (!(answer instanceof HttpResponse refusal)
@@ -208,9 +217,9 @@ final class GatewayChannelInitializer extends ChannelInitializer<Channel> {
                     : Responses.text(status, "unsupported expectation '" + expectation
                             + "'; only 100-continue is supported");
             HttpUtil.setKeepAlive(text, false);
-            // Answered here, before the connection handler sees the request: counted here too.
+            // Answered here, before the connection handler sees the request: counted and audited here too.
             if (start instanceof HttpRequest request) {
-                metering.answered(metering.operations().apply(request), status.code(), 0);
+                answeredHere(request, status.code(), pipeline);
             }
             return text;
         }
