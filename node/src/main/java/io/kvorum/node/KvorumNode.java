@@ -313,6 +313,7 @@ public final class KvorumNode implements AutoCloseable {
                 selfId, config.security().tlsEnabled() ? "HTTPS" : "HTTP", address,
                 config.dataDir().toAbsolutePath().normalize(), m.topology().size(), m.replicationFactor(),
                 config.fsync() ? ", fsync" : "", tokens != null ? ", " + tokens.summary() : "");
+        warnOfPlainTraffic(config, address, tokens != null);
         peers.startHandoff();
         return address;
     }
@@ -421,6 +422,22 @@ public final class KvorumNode implements AutoCloseable {
             }
         }
         throw new StartupException("could not join the cluster: " + last);
+    }
+
+    /**
+     * docs/operations.md#security: a node without TLS that listens beyond loopback says so at start,
+     * as the image's {@code KVORUM_BIND=0.0.0.0} would otherwise serve plain traffic without a word.
+     * HTTP and gRPC share the bind address and the TLS flags, so one line speaks of both.
+     */
+    private static void warnOfPlainTraffic(NodeConfig config, InetSocketAddress http, boolean tokens) {
+        if (config.security().tlsEnabled() || http.getAddress().isLoopbackAddress()) {
+            return;
+        }
+        log.warn("node {} serves plain HTTP on {}:{} and plain gRPC on {}:{}, beyond loopback: clients' requests{} and "
+                        + "replication between nodes cross the network unencrypted, and anyone who reaches the gRPC port "
+                        + "can act as a member; give --tls-cert, --tls-key and --tls-ca, or bind to 127.0.0.1 "
+                        + "(docs/operations.md#security)", config.self().id(), config.bindAddress(), http.getPort(),
+                config.bindAddress(), config.self().grpcPort(), tokens ? ", their bearer tokens" : "");
     }
 
     /** Peers refuse such a certificate with a line of their own; this end would only see them as down. */
