@@ -19,11 +19,14 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
+import io.netty.util.NetUtil;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.ConnectException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,6 +68,8 @@ final class Endpoint {
     private final HttpHeaders anonymous;
     /** The headers of the token last sent, kept while the token source gives the same one. */
     private volatile Authorized authorized;
+    /** A token may not be sent here: plain HTTP beyond loopback, and the builder did not allow it. */
+    private final boolean tokenRefused;
     private final List<Connection> connections = new ArrayList<>(); // guarded by this
     private volatile boolean healthy = true;
     private volatile boolean closed;
@@ -77,6 +82,7 @@ final class Endpoint {
         this.group = group;
         this.anonymous = new DefaultHttpHeaders();
         anonymous.set(HttpHeaderNames.HOST, peer);
+        this.tokenRefused = settings.bearerToken() != null && !settings.allowInsecure() && isPlainBeyondLoopback(uri);
         this.bootstrap = new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .remoteAddress(InetSocketAddress.createUnresolved(uri.getHost(), port(uri)))
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE,
@@ -101,6 +107,38 @@ final class Endpoint {
 
     static boolean isHttps(URI uri) {
         return "https".equalsIgnoreCase(uri.getScheme());
+    }
+
+    /**
+     * Whether what is sent to {@code uri} crosses a network in clear: plain {@code http://} to a host
+     * other than {@code localhost} or a loopback address. Names are not resolved: any other name counts as
+     * beyond loopback.
+     */
+    static boolean isPlainBeyondLoopback(URI uri) {
+        if (isHttps(uri)) {
+            return false;
+        }
+        String host = uri.getHost();
+        if (host.equalsIgnoreCase("localhost")) {
+            return false;
+        }
+        byte[] ip = NetUtil.createByteArrayFromIpAddressString(host.startsWith("[") ? host.substring(1, host.length() - 1) : host);
+        try {
+            return ip == null || !InetAddress.getByAddress(ip).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return true; // not an address after all
+        }
+    }
+
+    /**
+     * The refusal to send a token to {@code uri} in clear ({@link #isPlainBeyondLoopback}), as the
+     * builder and a request to such an endpoint throw it.
+     */
+    static IllegalStateException tokenInClear(URI uri) {
+        return new IllegalStateException("refusing to send the bearer token over plain HTTP to " + uri
+                + ", which is not a loopback address: anyone on the network could read it. Use https:// endpoints"
+                + " (see trustCertificates), or call allowInsecure() on the builder to send it anyway"
+                + " (docs/operations.md#security)");
     }
 
     /**
@@ -172,12 +210,16 @@ final class Endpoint {
      * client's source gives now when it has one (asked once per request, never for a status
      * request). Shared: copy them, never change them.
      *
-     * @throws IllegalStateException when the source gives no valid token (its message does not quote it)
+     * @throws IllegalStateException when the source gives no valid token (its message does not quote it),
+     *                               or the token may not be sent to this endpoint ({@link #tokenInClear})
      */
     HttpHeaders headers(boolean status) {
         Supplier<String> tokens = settings.bearerToken();
         if (tokens == null || status) {
             return anonymous;
+        }
+        if (tokenRefused) { // a member joined at a plain address since the client was built
+            throw tokenInClear(uri);
         }
         String token = tokens.get();
         Authorized last = authorized;

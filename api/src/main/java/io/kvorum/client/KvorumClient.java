@@ -624,6 +624,7 @@ public final class KvorumClient implements AutoCloseable {
         private boolean routeToReplicas;
         private Duration membershipRefreshInterval = DEFAULT_MEMBERSHIP_REFRESH;
         private SslContext tls;
+        private boolean allowInsecure;
 
         private Builder() {
         }
@@ -770,6 +771,18 @@ public final class KvorumClient implements AutoCloseable {
             return builder.protocols("TLSv1.3", "TLSv1.2").build();
         }
 
+        /**
+         * Lets the bearer token go to plain {@code http://} endpoints beyond loopback: without it,
+         * {@link #build()} refuses a token with such an endpoint, and a request to a member that
+         * joined at such an address fails unsent, as anyone on the network could read the token
+         * (docs/operations.md#security). For a trusted network only, such as a private link between
+         * the client and the cluster; {@code https://} endpoints need nothing of the kind.
+         */
+        public Builder allowInsecure() {
+            this.allowInsecure = true;
+            return this;
+        }
+
         /** How often an endpoint that is down is probed with {@code GET /v0/status} (default 1 s). */
         public Builder probeInterval(Duration interval) {
             this.probeInterval = positive(interval, "probeInterval");
@@ -819,11 +832,15 @@ public final class KvorumClient implements AutoCloseable {
          * @throws UncheckedIOException when routing to replicas and no seed could be reached
          * @throws KvorumException       when routing to replicas and a seed refused to describe the
          *                               membership ({@link UnauthorizedException} without a valid token)
+         * @throws IllegalStateException when no endpoint was given, or a bearer token would go to a
+         *                               plain {@code http://} endpoint (or, routing to replicas, member)
+         *                               beyond loopback without {@link #allowInsecure()}
          */
         public KvorumClient build() {
             if (endpoints.isEmpty()) {
                 throw new IllegalStateException("no endpoint given");
             }
+            refuseTokenInClear(endpoints);
             if (!routeToReplicas) {
                 return new KvorumClient(settings(endpoints, selector), null);
             }
@@ -834,8 +851,21 @@ public final class KvorumClient implements AutoCloseable {
                 throw new UncheckedIOException("no seed of " + endpoints + " described the cluster", e);
             }
             String scheme = endpoints.get(0).getScheme();
-            return new KvorumClient(settings(normalMembers(view, scheme),
-                    EndpointSelector.replicasFirst(ReplicaRouter.of(view, scheme))), view);
+            List<URI> members = normalMembers(view, scheme);
+            refuseTokenInClear(members);
+            return new KvorumClient(settings(members, EndpointSelector.replicasFirst(ReplicaRouter.of(view, scheme))), view);
+        }
+
+        /** Throws {@link Endpoint#tokenInClear} for the first of {@code uris} a token may not be sent to. */
+        private void refuseTokenInClear(List<URI> uris) {
+            if (bearerToken == null || allowInsecure) {
+                return;
+            }
+            for (URI uri : uris) {
+                if (Endpoint.isPlainBeyondLoopback(uri)) {
+                    throw Endpoint.tokenInClear(uri);
+                }
+            }
         }
 
         private ClientSettings settings(List<URI> endpoints, EndpointSelector selector) {
@@ -855,7 +885,8 @@ public final class KvorumClient implements AutoCloseable {
         private ClientSettings settings(List<URI> endpoints, EndpointSelector selector, RetryPolicy retries) {
             return new ClientSettings(endpoints, connectTimeout, requestTimeout, connectionsPerEndpoint,
                     maxPendingPerConnection, ioThreads, callbackExecutor, retries, selector, bearerToken,
-                    probeInterval, maxResponseBytes, closeTimeout, membershipRefreshInterval, tlsFor(endpoints));
+                    probeInterval, maxResponseBytes, closeTimeout, membershipRefreshInterval, tlsFor(endpoints),
+                    allowInsecure);
         }
 
         /** The builder's trust for {@code https} endpoints, or the JDK's default trust when none was given. */
