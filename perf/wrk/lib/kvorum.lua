@@ -8,7 +8,7 @@
 --   ACK, FROM    appended as &ack=A / &from=F, each only when set
 --   SKEW         0 = uniform keys; otherwise the Zipfian theta (YCSB uses 0.99) (default 0)
 --   READ_RATIO   share of GETs in mixed.lua, 0..1                           (default 0.5)
---   KVORUM_TOKEN_FILE  a file whose first line is a bearer token, sent with every request
+--   KVORUM_TOKEN_FILE  a file whose first line is a bearer token (a write one: the load writes), sent with every request
 --                (./kvorum perf --token sets it; the token itself never appears in a command line)
 --
 -- Answers: every status is counted per thread in response(); done() sums the threads and prints one

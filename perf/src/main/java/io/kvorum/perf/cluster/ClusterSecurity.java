@@ -17,10 +17,11 @@ import java.util.Map;
 /**
  * What a measured cluster asks of its clients (docs/operations.md#security), for {@code --tls} and {@code --token}: a
  * throwaway CA and one certificate for every node (they all run on 127.0.0.1), made by
- * {@code ./kvorum certs} in the run folder, and a random token in a file there. Everything perf
- * sends then speaks HTTPS, trusting that CA, and carries the token: the load tool through the file
- * named by {@value #TOKEN_FILE_VARIABLE} (so that no report prints the token), the Java clients
- * through {@link #authorize}.
+ * {@code ./kvorum certs} in the run folder, and two random tokens in files there, each with the
+ * least role its user needs: a {@code write} token for the load (the load tool through the file
+ * named by {@value #TOKEN_FILE_VARIABLE}, so that no report prints the token, and the Java
+ * clients), and a {@code read} token for what perf reads of the nodes besides, their metrics and
+ * status ({@link #authorize}). Everything perf sends then speaks HTTPS, trusting that CA.
  */
 public final class ClusterSecurity {
 
@@ -30,18 +31,23 @@ public final class ClusterSecurity {
     private static final String NODE = "node";
 
     private final Path certificates;
+    /** The nodes' {@code --auth-token-file}: both tokens, with their roles. */
+    private final Path nodeTokenFile;
+    /** The load's token alone. */
     private final Path tokenFile;
-    private final String token;
+    /** The token of perf's own reads: metrics and status. */
+    private final String readToken;
 
-    private ClusterSecurity(Path certificates, Path tokenFile, String token) {
+    private ClusterSecurity(Path certificates, Path nodeTokenFile, Path tokenFile, String readToken) {
         this.certificates = certificates;
+        this.nodeTokenFile = nodeTokenFile;
         this.tokenFile = tokenFile;
-        this.token = token;
+        this.readToken = readToken;
     }
 
     /** A plain, open cluster. */
     public static ClusterSecurity none() {
-        return new ClusterSecurity(null, null, null);
+        return new ClusterSecurity(null, null, null, null);
     }
 
     /**
@@ -59,15 +65,19 @@ public final class ClusterSecurity {
             certificates = dir.resolve("pki");
             KvorumCerts.make(certificates, NODE);
         }
-        Path tokenFile = null;
-        String secret = null;
-        if (token) {
-            byte[] bytes = new byte[24];
-            new SecureRandom().nextBytes(bytes);
-            secret = HexFormat.of().formatHex(bytes);
-            tokenFile = Files.writeString(dir.resolve("tokens"), secret + "\n");
+        if (!token) {
+            return new ClusterSecurity(certificates, null, null, null);
         }
-        return new ClusterSecurity(certificates, tokenFile, secret);
+        String load = secret();
+        String read = secret();
+        Path nodeTokens = Files.writeString(dir.resolve("tokens"), load + " write perf-load\n" + read + " read perf-metrics\n");
+        return new ClusterSecurity(certificates, nodeTokens, Files.writeString(dir.resolve("load.token"), load + "\n"), read);
+    }
+
+    private static String secret() {
+        byte[] bytes = new byte[24];
+        new SecureRandom().nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes);
     }
 
     public boolean tls() {
@@ -75,7 +85,7 @@ public final class ClusterSecurity {
     }
 
     public boolean tokens() {
-        return token != null;
+        return tokenFile != null;
     }
 
     /** "tls+token", "tls", "token" or "none": what the report records. */
@@ -88,7 +98,7 @@ public final class ClusterSecurity {
         return tls() ? certificates.resolve("ca.pem") : null;
     }
 
-    /** The file whose first line is the token, or null without one. */
+    /** The file whose first line is the load's token ({@code write}), or null without one. */
     public Path tokenFile() {
         return tokenFile;
     }
@@ -106,7 +116,7 @@ public final class ClusterSecurity {
                     "--tls-ca", certificates.resolve("ca.pem").toString()));
         }
         if (tokens()) {
-            flags.addAll(List.of("--auth-token-file", tokenFile.toString()));
+            flags.addAll(List.of("--auth-token-file", nodeTokenFile.toString()));
         }
         return flags;
     }
@@ -129,9 +139,9 @@ public final class ClusterSecurity {
         }
     }
 
-    /** Adds the bearer token to a request, when there is one. */
+    /** Adds the {@code read} token to a request that reads metrics or status, when there are tokens. */
     public HttpRequest.Builder authorize(HttpRequest.Builder request) {
-        return tokens() ? request.header("Authorization", "Bearer " + token) : request;
+        return tokens() ? request.header("Authorization", "Bearer " + readToken) : request;
     }
 
     @Override

@@ -14,23 +14,33 @@ import java.util.Properties;
 
 /**
  * How the binding reaches a secured cluster (docs/operations.md#security), from the properties {@value #CA} (the PEM
- * file of the CA that signed the nodes' certificates; {@code https://} URLs) and {@value #TOKEN_FILE}
+ * file of the CA that signed the nodes' certificates; {@code https://} URLs), {@value #TOKEN_FILE}
  * (a file whose first line is the bearer token, so that no command line or properties file holds
- * the token itself). Both optional.
+ * the token itself: a {@code write} token, as YCSB loads and updates records) and
+ * {@value #ALLOW_INSECURE} ({@code true} to send that token over plain {@code http://} beyond
+ * loopback, which the driver refuses otherwise). All optional.
  *
- * @param ca        null: the JDK's default trust for {@code https://} URLs
- * @param tokenFile null: no token
+ * @param ca            null: the JDK's default trust for {@code https://} URLs
+ * @param tokenFile     null: no token
+ * @param allowInsecure the token may go to plain {@code http://} URLs beyond loopback
  */
-record ClientSecurity(Path ca, Path tokenFile) {
+record ClientSecurity(Path ca, Path tokenFile, boolean allowInsecure) {
 
     static final String CA = "kvorum.ca";
     static final String TOKEN_FILE = "kvorum.token.file";
-    static final ClientSecurity NONE = new ClientSecurity(null, null);
+    static final String ALLOW_INSECURE = "kvorum.allow.insecure";
+    static final ClientSecurity NONE = new ClientSecurity(null, null, false);
 
+    /** @throws IllegalArgumentException when {@value #ALLOW_INSECURE} is neither {@code true} nor {@code false} */
     static ClientSecurity from(Properties p) {
         String ca = p.getProperty(CA, "").trim();
         String token = p.getProperty(TOKEN_FILE, "").trim();
-        return new ClientSecurity(ca.isEmpty() ? null : Path.of(ca), token.isEmpty() ? null : Path.of(token));
+        String insecure = p.getProperty(ALLOW_INSECURE, "false").trim();
+        if (!insecure.equals("true") && !insecure.equals("false")) {
+            throw new IllegalArgumentException(ALLOW_INSECURE + " is true or false, not '" + insecure + "'");
+        }
+        return new ClientSecurity(ca.isEmpty() ? null : Path.of(ca), token.isEmpty() ? null : Path.of(token),
+                insecure.equals("true"));
     }
 
     /** The properties that give this to the binding. */
@@ -42,6 +52,9 @@ record ClientSecurity(Path ca, Path tokenFile) {
         if (tokenFile != null) {
             p.put(TOKEN_FILE, tokenFile.toString());
         }
+        if (allowInsecure) {
+            p.put(ALLOW_INSECURE, "true");
+        }
         return p;
     }
 
@@ -49,6 +62,8 @@ record ClientSecurity(Path ca, Path tokenFile) {
      * A client of one node with this trust and token, no retries (YCSB counts each failure).
      *
      * @throws IllegalArgumentException when the CA or the token file cannot be used
+     * @throws IllegalStateException    when the token would go over plain {@code http://} beyond loopback
+     *                                  without {@value #ALLOW_INSECURE}
      */
     KvorumClient client(URI url, Duration timeout) {
         KvorumClient.Builder builder = KvorumClient.builder().endpoints(url).requestTimeout(timeout)
@@ -59,7 +74,15 @@ record ClientSecurity(Path ca, Path tokenFile) {
         if (tokenFile != null) {
             builder.bearerToken(token());
         }
-        return builder.build();
+        if (allowInsecure) {
+            builder.allowInsecure();
+            return builder.build();
+        }
+        try {
+            return builder.build();
+        } catch (IllegalStateException e) { // the driver names its builder's method; a YCSB user sets a property
+            throw new IllegalStateException(e.getMessage() + "; with YCSB, set " + ALLOW_INSECURE + "=true", e);
+        }
     }
 
     private String token() {

@@ -52,7 +52,8 @@ import site.ycsb.Status;
  * <p>Properties: {@code kvorum.urls} (required: comma-separated node URLs; each instance, that is
  * each YCSB client thread, uses the next one in turn), {@code kvorum.ack} and {@code kvorum.from}
  * (optional; the node's defaults otherwise), {@code kvorum.timeout.ms} (per request, default
- * 10000), {@code kvorum.ca} and {@code kvorum.token.file} for a secured cluster ({@link ClientSecurity}).
+ * 10000), {@code kvorum.ca}, {@code kvorum.token.file} and {@code kvorum.allow.insecure} for a secured
+ * cluster ({@link ClientSecurity}).
  * The {@link KvorumClient}s are shared by every instance of the process
  * ({@link SharedClients}).
  */

@@ -139,7 +139,7 @@ public final class YcsbCommand implements Callable<Integer> {
         LocalCluster cluster = null;
         ChildProcesses children = new ChildProcesses();
         ClusterSecurity security = ClusterSecurity.create(runDir, tls, token);
-        ClientSecurity clientSecurity = new ClientSecurity(security.caFile(), security.tokenFile());
+        ClientSecurity clientSecurity = new ClientSecurity(security.caFile(), security.tokenFile(), false);
         try {
             if (given.isEmpty()) {
                 err.printf("ycsb: starting %d node(s) from %s (logs in %s) ...%n", nodes, jar, runDir);

@@ -10,6 +10,8 @@ import io.kvorum.perf.cluster.ClusterSecurity;
 import io.kvorum.perf.metrics.MetricsScraper;
 import io.kvorum.perf.metrics.ScrapeLog;
 import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,8 +33,9 @@ import site.ycsb.StringByteIterator;
 
 /**
  * The perf tools against a real in-process node secured as {@code --tls --token} secure it
- * (docs/operations.md#security): {@link ClusterSecurity} makes what the node is started with, the metrics scraper and the YCSB
- * binding reach it over HTTPS with the token, and without them they are refused.
+ * (docs/operations.md#security): {@link ClusterSecurity} makes what the node is started with, the metrics scraper (with
+ * a {@code read} token) and the YCSB binding (with a {@code write} token) reach it over HTTPS, and without them they
+ * are refused.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SecuredClusterToolsTest {
@@ -75,6 +78,9 @@ class SecuredClusterToolsTest {
                 security.tokenFile().toString());
         assertThat(String.join(" ", security.nodeOptions()) + security + security.toolEnvironment()).doesNotContain(token);
         assertThat(ClusterSecurity.none().nodeOptions()).isEmpty();
+        Path nodeTokens = Path.of(security.nodeOptions().get(security.nodeOptions().indexOf("--auth-token-file") + 1));
+        assertThat(Files.readAllLines(nodeTokens)).as("the load's token can write, and no token is an admin")
+                .hasSize(2).contains(token + " write perf-load").noneMatch(l -> l.contains("admin"));
     }
 
     @Test
@@ -86,6 +92,10 @@ class SecuredClusterToolsTest {
         }
         assertThat(secured.problems()).isEmpty();
         assertThat(secured.scrapes().get("n1")).isNotEmpty();
+        HttpResponse<String> write = security.httpClient().build().send(security.authorize(
+                HttpRequest.newBuilder(uri.resolve("/v0/entity?id=scraped"))).PUT(HttpRequest.BodyPublishers.ofString("v"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(write.statusCode()).as("the scraper's token is a read token").isEqualTo(403);
 
         ScrapeLog open;
         try (MetricsScraper scraper = MetricsScraper.start(Map.of("n1", uri), Duration.ofMillis(200), Duration.ofSeconds(5))) {
@@ -96,7 +106,7 @@ class SecuredClusterToolsTest {
 
     @Test
     void theBindingReachesTheNodeWithTheCaAndTheTokenFile() throws Exception {
-        ClientSecurity client = new ClientSecurity(security.caFile(), security.tokenFile());
+        ClientSecurity client = new ClientSecurity(security.caFile(), security.tokenFile(), false);
         KvorumDB db = open(client.properties());
         try {
             assertThat(db.insert("usertable", "u1", Map.of("f", new StringByteIterator("v")))).isEqualTo(Status.OK);
