@@ -65,7 +65,8 @@ import javax.net.ssl.SSLException;
  * A future completes exceptionally with
  * <ul>
  *   <li>a {@link KvorumException} when a node refused the call: {@link BadRequestException} (400, 405,
- *       413), {@link UnauthorizedException} (401), {@link OverloadedException} (503, after retries; or
+ *       413), {@link UnauthorizedException} (401), {@link ForbiddenException} (403: the token's role does not
+ *       allow the call), {@link OverloadedException} (503, after retries; or
  *       refused locally when the client's pending-request bound is reached), {@link NotEnoughReplicasException}
  *       (504), a plain {@code KvorumException} for other statuses;</li>
  *   <li>an {@link IOException} when no answer came: {@link java.net.ConnectException} when no

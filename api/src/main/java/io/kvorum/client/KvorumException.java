@@ -5,7 +5,7 @@ import java.time.Duration;
 /**
  * A node refused a request; {@link #status()} is the HTTP status. The client throws the subclass
  * that names the case: {@link BadRequestException} (400, 405, 413), {@link UnauthorizedException}
- * (401), {@link OverloadedException} (503, or the client's own bound on pending requests),
+ * (401), {@link ForbiddenException} (403), {@link OverloadedException} (503, or the client's own bound on pending requests),
  * {@link NotEnoughReplicasException} (504); any other unexpected status is a plain
  * {@code KvorumException}.
  *
@@ -34,6 +34,7 @@ public class KvorumException extends RuntimeException {
         return switch (status) {
             case 400, 405, 413 -> new BadRequestException(status, message);
             case 401 -> new UnauthorizedException(message);
+            case 403 -> new ForbiddenException(message);
             case 503 -> new OverloadedException(message, retryAfter);
             case 504 -> new NotEnoughReplicasException(message);
             default -> new KvorumException(status, message);

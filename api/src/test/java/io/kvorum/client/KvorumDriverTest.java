@@ -123,6 +123,8 @@ class KvorumDriverTest {
         assertThat(failure(kv.put("413", new byte[1]))).isInstanceOfSatisfying(BadRequestException.class,
                 e -> assertThat(e.status()).isEqualTo(413));
         assertThat(failure(kv.get("401"))).isInstanceOf(UnauthorizedException.class);
+        assertThat(failure(kv.put("403", new byte[1]))).isInstanceOf(ForbiddenException.class)
+                .hasMessage("HTTP 403: because 403");
         assertThat(failure(kv.delete("504"))).isInstanceOfSatisfying(NotEnoughReplicasException.class,
                 e -> assertThat(e.isNotEnoughReplicas()).isTrue());
         assertThat(failure(kv.get("503"))).isInstanceOfSatisfying(OverloadedException.class, e -> {
@@ -131,7 +133,7 @@ class KvorumDriverTest {
         });
         assertThat(failure(kv.get("500"))).isExactlyInstanceOf(KvorumException.class)
                 .satisfies(e -> assertThat(((KvorumException) e).status()).isEqualTo(500));
-        assertThat(node.seen).as("create() clients send each call once").hasSize(7);
+        assertThat(node.seen).as("create() clients send each call once").hasSize(8);
         assertThat(kv.get("504").handle((v, e) -> e).join()).as("stages see the failure wrapped, as from any dependent stage")
                 .isInstanceOf(CompletionException.class).hasCauseInstanceOf(NotEnoughReplicasException.class);
     }
