@@ -207,6 +207,30 @@ class DocumentationTest {
         }
     }
 
+    @Test
+    void theOperationsPageGivesTheRoleEachRequestNeeds() throws IOException {
+        Map<String, String> coded = new TreeMap<>();
+        Matcher entry = Pattern.compile("entry\\(\"([A-Z]+ /[^\"]*)\",\\s*Role\\.([A-Z]+)\\)")
+                .matcher(source("http/EndpointRoles.java"));
+        while (entry.find()) {
+            coded.put(entry.group(1), entry.group(2).toLowerCase(Locale.ROOT));
+        }
+        assertThat(coded).as("EndpointRoles' table").containsEntry("POST /v0/repair", "admin");
+        Matcher open = Pattern.compile("OPEN = \"([^\"]+)\"").matcher(source("http/EndpointRoles.java"));
+        assertThat(open.find()).as("EndpointRoles.OPEN").isTrue();
+        coded.put(open.group(1), "none: no token needed");
+
+        Map<String, String> documented = new TreeMap<>();
+        for (List<String> row : table("docs/operations.md", "request", "least role")) {
+            assertThat(documented.put(unquote(row.get(0)), unquote(row.get(1)))).as("%s is listed once", row.get(0)).isNull();
+        }
+        assertThat(documented).as("the role table of docs/operations.md").isEqualTo(coded);
+
+        Set<String> routed = matches(source("http/RequestRouter.java"), "case\\s+\"(/[^\"]*)\"\\s*->");
+        assertThat(documented.keySet().stream().map(r -> r.substring(r.indexOf(' ') + 1)).collect(Collectors.toSet()))
+                .as("a row for every path the router routes").containsExactlyInAnyOrderElementsOf(routed);
+    }
+
     // ---- links ----
 
     @Test

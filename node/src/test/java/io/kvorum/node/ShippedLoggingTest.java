@@ -13,12 +13,16 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Handler;
 import java.util.logging.LogManager;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 
@@ -51,6 +55,36 @@ class ShippedLoggingTest {
         });
 
         assertThat(out).contains("kvorum.audit - token=ops").doesNotContain("an INFO line of the node");
+    }
+
+    /**
+     * docs/operations.md#audit-log's Logback configuration, as the page gives it (its log folder
+     * aside): the audit lines go to their own file and leave stdout, and nothing else goes there.
+     */
+    @Test
+    void theAuditConfigurationOfTheOperationsPageSendsTheAuditLogToAFileOfItsOwn(@TempDir Path dir) throws Exception {
+        String page = Files.readString(NodeOptionTest.repositoryRoot().resolve("docs/operations.md"), StandardCharsets.UTF_8);
+        Matcher xml = Pattern.compile("```xml\n(<configuration>.*?</configuration>)\n```", Pattern.DOTALL).matcher(page);
+        String snippet = null;
+        while (xml.find()) {
+            if (xml.group(1).contains("kvorum.audit")) {
+                snippet = xml.group(1);
+            }
+        }
+        assertThat(snippet).as("the audit log's configuration on the operations page").isNotNull()
+                .contains("/var/log/kvorum/");
+        Path configuration = Files.writeString(dir.resolve("logback.xml"),
+                snippet.replace("/var/log/kvorum/", dir.toString() + "/"));
+
+        String out = logWith(configuration.toUri().toURL(), "WARN", context -> {
+            context.getLogger("kvorum.audit").info("token=ops client=10.0.0.9:53122 \"POST /v0/repair HTTP/1.1\" 200 41ms");
+            context.getLogger("io.kvorum.node.Example").warn("a node's warning");
+        });
+
+        assertThat(Files.readString(dir.resolve("audit.log"), StandardCharsets.UTF_8)).as("the audit file")
+                .contains("token=ops client=10.0.0.9:53122 \"POST /v0/repair HTTP/1.1\" 200 41ms")
+                .doesNotContain("a node's warning");
+        assertThat(out).as("stdout").contains("a node's warning").doesNotContain("token=ops");
     }
 
     @Test
@@ -110,7 +144,11 @@ class ShippedLoggingTest {
 
     /** What the shipped configuration prints to stdout at {@code KVORUM_LOG_LEVEL=level}. */
     private static String logAt(String level, Logging logging) throws Exception {
-        URL shipped = Path.of("src/main/resources/logback.xml").toUri().toURL();
+        return logWith(Path.of("src/main/resources/logback.xml").toUri().toURL(), level, logging);
+    }
+
+    /** What the configuration at {@code shipped} prints to stdout at {@code KVORUM_LOG_LEVEL=level}. */
+    private static String logWith(URL shipped, String level, Logging logging) throws Exception {
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         PrintStream stdout = System.out;
         LoggerContext context = new LoggerContext();

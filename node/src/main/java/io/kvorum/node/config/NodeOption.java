@@ -82,8 +82,8 @@ public enum NodeOption {
             "PEM certificate of the CA that signs every node's certificate; peers must present one it signed. "
                     + "Default: none."),
     AUTH_TOKEN_FILE("auth-token-file", "FILE", null,
-            "Bearer tokens that clients must present, one per line; re-read when it changes. "
-                    + "Default: none (no authentication).");
+            "Bearer tokens that clients must present, one per line as TOKEN [ROLE [NAME]] (ROLE read, write "
+                    + "or admin, the default); re-read when it changes. Default: none (no authentication).");
 
     private final String name;
     private final String valueLabel;
