@@ -35,18 +35,7 @@ final class AuditLog {
     }
 
     /** An administrative request waiting for the status of its answer. */
-    static final class Entry {
-        private final String name;
-        private final String client;
-        private final String requestLine;
-        private final long startNanos;
-
-        private Entry(String name, String client, String requestLine, long startNanos) {
-            this.name = name;
-            this.client = client;
-            this.requestLine = requestLine;
-            this.startNanos = startNanos;
-        }
+    record Entry(String name, String client, String requestLine, long startNanos) {
 
         /** Logs the request with the status of its answer. */
         void answered(int status) {
