@@ -217,9 +217,10 @@ class DeploymentIT {
         Path secrets = Files.createTempDirectory("kvorum-compose");
         Path certs = KvorumCerts.make(secrets.resolve("certs"), "n1", "n2", "n3", "n4");
         token = "it-" + UUID.randomUUID();
-        // One admin token (a line without a role). Once the token file takes roles (docs/operations.md#security),
-        // a "read" line belongs here too, with a check that it reads and is refused a write.
-        Path tokens = Files.writeString(secrets.resolve("tokens"), token + "\n");
+        String scrapeToken = "it-read-" + UUID.randomUUID();
+        // An admin token for the test's writes and membership changes, and a read one for a metrics scrape
+        // (docs/operations.md#tokens-and-roles).
+        Path tokens = Files.writeString(secrets.resolve("tokens"), token + " admin operator\n" + scrapeToken + " read prometheus\n");
         givenToTheNodesGroup(tokens, certs.resolve("n1.key"), certs.resolve("n2.key"), certs.resolve("n3.key"), certs.resolve("n4.key"));
         https = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2))
                 .sslContext(TrustedCa.clientContext(certs.resolve("ca.pem"))).build();
@@ -240,6 +241,10 @@ class DeploymentIT {
             }
             HttpResponse<String> anonymous = send(ports[0], "PUT", "/v0/entity?id=compose-anonymous", "x", null);
             assertThat(anonymous.statusCode()).as("a write without the token").isEqualTo(401);
+            assertThat(send(ports[1], "GET", "/metrics", null, scrapeToken).statusCode()).as("a scrape with the read token")
+                    .isEqualTo(200);
+            assertThat(send(ports[1], "PUT", "/v0/entity?id=compose-read-only", "x", scrapeToken).statusCode())
+                    .as("a write with the read token").isEqualTo(403);
             Map<String, String> written = new HashMap<>();
             for (int i = 0; i < 100; i++) {
                 String key = "compose-" + i;

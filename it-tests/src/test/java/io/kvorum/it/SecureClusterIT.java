@@ -2,10 +2,15 @@ package io.kvorum.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvorum.client.ForbiddenException;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.RetryPolicy;
+import io.kvorum.client.TrustedCa;
 import io.kvorum.client.UnauthorizedException;
 import io.kvorum.testkit.KvorumCerts;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * docs/operations.md#security in Docker: the 3-node cluster of the image with certificates from {@code ./kvorum certs}
- * (each naming its node by the network alias its peers dial) and a bearer token. Quorum writes
+ * (each naming its node's id and the network alias its peers dial), an admin token and a read
+ * token for the metrics scrape (which may read but not write). Quorum writes
  * and reads go over HTTPS with the token, a request without it is refused, the image's HEALTHCHECK
  * reports healthy over HTTPS, and a node killed and started again rejoins the mutual-TLS streams
  * and serves what was written while it was down.
@@ -38,7 +44,8 @@ class SecureClusterIT {
     void aSecuredClusterServesQuorumRequestsAndARestartedNodeRejoins() throws Exception {
         Path pki = KvorumCerts.make(tmp.resolve("pki"), "n1", "n2", "n3");
         String token = "it-" + UUID.randomUUID();
-        Files.writeString(pki.resolve("tokens"), token + "\n");
+        String scrapeToken = "it-read-" + UUID.randomUUID();
+        Files.writeString(pki.resolve("tokens"), token + " admin operator\n" + scrapeToken + " read prometheus\n");
         readableByTheContainer(pki);
         KvorumCluster cluster = clusters.start(KvorumCluster.withNodes(3).secured(pki, token));
         ClusterNode n1 = cluster.node("n1");
@@ -60,6 +67,22 @@ class SecureClusterIT {
         assertThat(n3.client().get("secure-1", all).get(20, TimeUnit.SECONDS)).as("untouched by the refused PUT")
                 .hasValueSatisfying(v -> assertThat(v).isEqualTo(bytes("one")));
 
+        // A metrics scrape with a read token, as docs/operations.md#tokens-and-roles tells operators to give Prometheus.
+        HttpClient https = HttpClient.newBuilder().sslContext(TrustedCa.clientContext(pki.resolve("ca.pem"))).build();
+        HttpResponse<String> scrape = https.send(HttpRequest.newBuilder(n2.uri().resolve("/metrics"))
+                .header("Authorization", "Bearer " + scrapeToken).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(scrape.statusCode()).as("a scrape with the read token").isEqualTo(200);
+        assertThat(scrape.body()).contains("kvorum_requests_total");
+        try (KvorumClient readOnly = KvorumClient.builder().endpoints(n2.uri()).retryPolicy(RetryPolicy.NONE)
+                .trustCertificates(pki.resolve("ca.pem")).bearerToken(scrapeToken).build()) {
+            assertThat(readOnly.get("secure-1").get(20, TimeUnit.SECONDS)).as("a read with the read token").isPresent();
+            assertThat(readOnly.put("secure-1", bytes("overwritten")))
+                    .failsWithin(Duration.ofSeconds(20)).withThrowableOfType(java.util.concurrent.ExecutionException.class)
+                    .havingCause().isInstanceOf(ForbiddenException.class);
+        }
+        assertThat(n3.client().get("secure-1", all).get(20, TimeUnit.SECONDS)).as("untouched by the forbidden PUT")
+                .hasValueSatisfying(v -> assertThat(v).isEqualTo(bytes("one")));
+
         Await.until("the HEALTHCHECK to report healthy over HTTPS", Duration.ofSeconds(60),
                 () -> n1.health().equals("healthy"), () -> "health: " + n1.health() + "\n" + n1.tail(20));
 
@@ -74,7 +97,8 @@ class SecureClusterIT {
                 return false;
             }
         }, () -> n3.tail(30));
-        assertThat(n3.logs()).as("no token in the logs").doesNotContain(token);
+        assertThat(n3.logs()).as("no token in the logs").doesNotContain(token).doesNotContain(scrapeToken);
+        assertThat(n2.logs()).as("no token in the logs").doesNotContain(token).doesNotContain(scrapeToken);
     }
 
     private static byte[] bytes(String s) {
