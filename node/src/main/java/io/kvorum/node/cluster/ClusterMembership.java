@@ -15,6 +15,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -45,6 +46,9 @@ public final class ClusterMembership implements MembershipResponder {
     private final Executor executor;
     private final List<Consumer<Membership>> listeners = new CopyOnWriteArrayList<>();
     private final AtomicBoolean fetching = new AtomicBoolean();
+    /** After a fetched membership was not taken, no other fetch starts before this {@link System#nanoTime}. */
+    private volatile long quietUntil = System.nanoTime();
+    private static final long FETCH_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Refused proposals, logged at most once a minute per sender. */
     private final LogRateLimit refusals = new LogRateLimit(Duration.ofMinutes(1));
     private final AtomicBoolean changing = new AtomicBoolean();
@@ -194,37 +198,36 @@ public final class ClusterMembership implements MembershipResponder {
 
     @Override
     public void sawEpoch(String sender, long epoch) {
-        if (epoch <= current.epoch() || !fetching.compareAndSet(false, true)) {
+        if (epoch <= current.epoch() || System.nanoTime() - quietUntil < 0 || !fetching.compareAndSet(false, true)) {
             return;
         }
-        MembershipPeer peer = peers.apply(sender);
-        if (peer == null) {
-            peer = anyPeer(); // a member this node does not know yet: any peer knows the epoch by now or soon
-        }
+        // A member this node does not know yet: any peer knows the epoch by now or soon.
+        String from = peers.apply(sender) != null ? sender : anyPeerId();
+        MembershipPeer peer = from == null ? null : peers.apply(from);
         if (peer == null) {
             fetching.set(false);
             return;
         }
-        String from = peer == peers.apply(sender) ? sender : null;
         peer.fetch().thenCompose(fetched -> vouchedFor(from, fetched)).thenCompose(this::adopt).whenComplete((ignored, error) -> {
-            fetching.set(false);
             if (error != null) {
+                quietUntil = System.nanoTime() + FETCH_BACKOFF_NANOS; // each request would start another fetch
                 log.info("did not take membership epoch {} seen on a request of {}: {}", epoch, sender,
                         Failures.unwrap(error).getMessage());
             }
+            fetching.set(false);
         });
     }
 
     /**
-     * What of a membership fetched from {@code sender} (null: from a peer that did not send the
-     * epoch) this node may adopt: the membership itself when its sender may have proposed it
+     * What of a membership fetched from the peer {@code sender} this node may adopt: the membership
+     * itself when that peer may have proposed it
      * ({@link #proposers}); otherwise the same membership served by another member, or a newer one
      * served by a member that may have proposed that. No single member but the change coordinator
      * installs a membership on its peers (docs/operations.md#security).
      */
     private CompletableFuture<Membership> vouchedFor(String sender, Membership fetched) {
         Membership m = current;
-        if (fetched.epoch() <= m.epoch() || sender != null && proposers(m, fetched).contains(sender)) {
+        if (fetched.epoch() <= m.epoch() || proposers(m, fetched).contains(sender)) {
             return CompletableFuture.completedFuture(fetched);
         }
         Map<String, CompletableFuture<Membership>> others = new TreeMap<>();
@@ -251,11 +254,10 @@ public final class ClusterMembership implements MembershipResponder {
         });
     }
 
-    private MembershipPeer anyPeer() {
+    private String anyPeerId() {
         for (ClusterMember m : current.topology().members()) {
-            MembershipPeer p = m.id().equals(selfId) ? null : peers.apply(m.id());
-            if (p != null) {
-                return p;
+            if (!m.id().equals(selfId) && peers.apply(m.id()) != null) {
+                return m.id();
             }
         }
         return null;

@@ -16,6 +16,11 @@ import java.util.regex.Pattern;
 public final class Topology {
 
     private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
+
+    /** Whether {@code id} is a well-formed member id (what {@code --cluster} accepts). */
+    public static boolean isNodeId(String id) {
+        return id != null && NODE_ID.matcher(id).matches();
+    }
     /**
      * A DNS name or an IPv4 address: dot-separated labels of letters, digits, inner '-' and '_'
      * (container networks use '_' in names that resolve).

@@ -44,9 +44,16 @@ class ClusterMembershipTest {
             this.membership = membership;
         }
 
+        /** One entry per fetch answered. */
+        final List<Long> fetchedBy = new java.util.concurrent.CopyOnWriteArrayList<>();
+
         @Override
         public CompletableFuture<Membership> fetch() {
-            return down ? unreachable() : CompletableFuture.completedFuture(membership);
+            if (down) {
+                return unreachable();
+            }
+            fetchedBy.add(membership.epoch());
+            return CompletableFuture.completedFuture(membership);
         }
 
         @Override
@@ -266,6 +273,17 @@ class ClusterMembershipTest {
         assertThat(n3.membership()).as("n2 does not coordinate changes (n1 does), and n1 serves epoch 1")
                 .isEqualTo(first);
         assertThat(new MembershipStore(Files.createDirectories(dir.resolve("n3"))).load()).as("nothing stored").isNull();
+    }
+
+    @Test
+    void thePeerThatServedAMembershipDoesNotVouchForItItself() throws Exception {
+        Membership forged = first.withRemoved("n3");
+        peers.get("n2").membership = forged; // n1 asks n2, as no peer is connected for the sender
+
+        n1.sawEpoch("n9", forged.epoch());
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> !peers.get("n3").fetchedBy.isEmpty());
+        assertThat(n1.membership()).as("n3 serves epoch 1; n2 alone cannot vouch for what it served").isEqualTo(first);
     }
 
     @Test

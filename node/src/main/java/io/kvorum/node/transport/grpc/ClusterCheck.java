@@ -12,6 +12,7 @@ import io.grpc.Status;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.MembershipResponder;
+import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.security.MemberCertificate;
 import io.kvorum.proto.ChangeRequest;
 import io.kvorum.proto.GetMembershipRequest;
@@ -108,6 +109,11 @@ final class ClusterCheck implements ServerInterceptor {
                     return;
                 }
                 RequestHeader header = headerOf(message);
+                if (header != null && !Topology.isNodeId(header.getSender())) {
+                    // Checked before the sender is used anywhere, a log line or a map key included.
+                    refuse(Status.INVALID_ARGUMENT.withDescription("the sender is not a member id"), new Metadata());
+                    return;
+                }
                 if (header != null && certifiedSenders && !certifies(header.getSender())) {
                     refuse(Status.PERMISSION_DENIED.withDescription("the certificate presented does not name "
                             + header.getSender()), new Metadata());
@@ -139,7 +145,8 @@ final class ClusterCheck implements ServerInterceptor {
                                 + " is not a member of this cluster (epoch " + known.epoch() + ")"), trailers);
                         return;
                     }
-                    if (header.getEpoch() > 0) {
+                    if (header.getEpoch() > 0 && known.topology().member(header.getSender()) != null) {
+                        // Only a member's epoch is followed: a stranger asking for the membership moves nothing.
                         membership.sawEpoch(header.getSender(), header.getEpoch());
                     }
                 }
