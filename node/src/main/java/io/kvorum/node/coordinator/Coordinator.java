@@ -189,9 +189,28 @@ public final class Coordinator {
         clockRefusal = why;
     }
 
+    /**
+     * Why this node refuses writes now, or null: its wall clock is off from its peers'
+     * ({@link #refuseWrites}), or its hybrid clock has run further ahead of its wall clock than its
+     * peers take timestamps from (docs/operations.md#clocks), as after its wall clock was set back
+     * or stepped ahead for a moment: every write it stamped would be refused by its replicas (in a
+     * cluster of one, nobody refuses them).
+     */
+    private String clockRefusal() {
+        String refused = clockRefusal;
+        if (refused != null) {
+            return refused;
+        }
+        long lead = hlc.leadMillis();
+        boolean peersJudge = replicas.size() > 1; // alone, nobody refuses what this node stamps
+        return peersJudge && hlc.isBeyondBound(lead) ? "this node's timestamps run " + lead + " ms ahead of its wall clock, more than "
+                + "--max-clock-offset (its clock was set back, or stepped ahead for a while), so its peers would refuse "
+                + "the writes it stamps; write through another node until its wall clock catches up" : null;
+    }
+
     /** Writes a value; {@code ttlMillis > 0} makes it expire that long after now. */
     public CompletableFuture<Record> put(byte[] key, byte[] value, long ttlMillis, Quorum quorum) {
-        String refused = clockRefusal;
+        String refused = clockRefusal();
         if (refused != null) {
             return CompletableFuture.failedFuture(new ClockOffsetException(refused));
         }
@@ -215,7 +234,7 @@ public final class Coordinator {
 
     /** Writes a tombstone. */
     public CompletableFuture<Record> delete(byte[] key, Quorum quorum) {
-        String refused = clockRefusal;
+        String refused = clockRefusal();
         if (refused != null) {
             return CompletableFuture.failedFuture(new ClockOffsetException(refused));
         }
@@ -245,8 +264,8 @@ public final class Coordinator {
                 op.onResponse(target.id(), record, error);
                 CompletableFuture<Void> lateAnswer = ReplicaUnavailableException.lateAnswerOf(error);
                 if (error != null && remote && !(Failures.unwrap(error) instanceof TimestampAheadException)) {
-                    if (Failures.unwrap(error) instanceof OverloadedException) {
-                        // Refused with no effect: a hint only if the write is not answered 503 (no effect anywhere).
+                    if (withoutEffect(error)) {
+                        // A hint only if the write is not answered 503 (no effect anywhere).
                         op.result.whenComplete((written, failure) -> {
                             if (!(Failures.unwrap(failure) instanceof OverloadedException)) {
                                 hints.hint(target.id(), key, record);
@@ -284,6 +303,16 @@ public final class Coordinator {
                 }
             });
         }
+    }
+
+    /**
+     * Whether a replica's failure left the write without effect there: refused for overload or for its
+     * timestamp, or never sent because the peer is known to be down.
+     */
+    static boolean withoutEffect(Throwable error) {
+        Throwable t = Failures.unwrap(error);
+        return t instanceof OverloadedException || t instanceof TimestampAheadException
+                || ReplicaUnavailableException.reasonOf(t) == ReplicaUnavailableException.Reason.KNOWN_DOWN;
     }
 
     /** How a replica answered, for {@code kvorum_replica_requests_total}. */
@@ -325,7 +354,7 @@ public final class Coordinator {
         private Record newest;
         /** The first refusal for overload ({@link QuorumTracker#overload}), or null. */
         private String overload;
-        /** Replica calls not answered yet, and those that answered with anything but a refusal for overload. */
+        /** Replica calls not answered yet, and those that succeeded or failed in a way that may have stored it. */
         private int pending;
         private int mayHaveTakenIt;
 
@@ -360,7 +389,8 @@ public final class Coordinator {
             }
             if (Failures.unwrap(error) instanceof OverloadedException refusal) {
                 overload = overload != null ? overload : QuorumTracker.overload(nodeId, refusal);
-            } else {
+            }
+            if (success || !withoutEffect(error)) {
                 mayHaveTakenIt++;
             }
             boolean succeeded = true;
@@ -377,7 +407,7 @@ public final class Coordinator {
             }
             if (failed != null) {
                 if (mayHaveTakenIt == 0 && pending > 0) {
-                    return; // every answer so far refused it with no effect: a 503 if the others do too
+                    return; // every answer so far left it without effect: a 503 if the others refuse it too
                 }
                 deadline.cancel();
                 result.completeExceptionally(mayHaveTakenIt == 0 ? failed.failure("too many replicas failed", overload)

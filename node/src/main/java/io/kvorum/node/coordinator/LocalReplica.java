@@ -33,16 +33,24 @@ public record LocalReplica(String nodeId, StorageService storage, HybridLogicalC
     }
 
     /**
-     * Stores the record, moving the clock past it first. A record stamped by another node further
-     * ahead of this node's wall clock than {@code --max-clock-offset} is refused with a
-     * {@link TimestampAheadException} and logged, at most once a minute per writer
-     * (docs/operations.md#clocks).
+     * Stores the record, moving the clock past it first unless it is further ahead of this node's
+     * wall clock than {@code --max-clock-offset}: a write this node coordinates, or a record a join
+     * or anti-entropy brings, is stored whatever its timestamp, but never drags the clock forward.
      */
     @Override
     public CompletableFuture<Boolean> write(byte[] key, Record record) {
-        if (record.writer().equals(nodeId)) {
-            hlc.observe(record.timestamp()); // stamped by this node's own clock
-        } else if (!hlc.observeFromPeer(record.timestamp())) {
+        hlc.observeFromPeer(record.timestamp());
+        return storage.write(key, record);
+    }
+
+    /**
+     * A record a peer sent: one stamped further ahead of this node's wall clock than
+     * {@code --max-clock-offset} is refused with a {@link TimestampAheadException} and logged, at
+     * most once a minute per writer (docs/operations.md#clocks), whoever it names as its writer.
+     */
+    @Override
+    public CompletableFuture<Boolean> writeFromPeer(byte[] key, Record record) {
+        if (!hlc.observeFromPeer(record.timestamp())) {
             long ahead = hlc.aheadOfWallClockMillis(record.timestamp());
             if (REFUSALS.admit(record.writer())) {
                 log.warn("refused records stamped by {} {} ms ahead of this node's clock, more than --max-clock-offset: "

@@ -28,4 +28,13 @@ public interface Replica {
      * whether it changed the replica (false: it already held this or a newer version).
      */
     CompletableFuture<Boolean> write(byte[] key, Record record);
+
+    /**
+     * {@link #write} of a record a peer sent on the replication stream: a write it coordinated, a
+     * hint, a read repair or a record a leaving member hands over. A replica may refuse what it
+     * would not take from a peer (a timestamp too far ahead, docs/operations.md#clocks).
+     */
+    default CompletableFuture<Boolean> writeFromPeer(byte[] key, Record record) {
+        return write(key, record);
+    }
 }

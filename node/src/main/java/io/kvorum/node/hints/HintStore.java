@@ -72,8 +72,7 @@ public final class HintStore implements HintSink, AutoCloseable {
         QUEUE_FULL("the hint write queue is full"),
         LOW_DISK("the data disk is at --min-free-disk"),
         WRITE_FAILED("writing it to disk failed"),
-        SHUTTING_DOWN("the node is shutting down"),
-        TIMESTAMP_AHEAD("the peer refused its timestamp, further ahead of its clock than --max-clock-offset");
+        SHUTTING_DOWN("the node is shutting down");
 
         private final String why;
 
@@ -166,14 +165,6 @@ public final class HintStore implements HintSink, AutoCloseable {
      */
     public CompletableFuture<Void> delete(List<Hint> hints) {
         return queue.delete(hints);
-    }
-
-    /**
-     * Deletes hints that their peer refused for good, counting them as dropped for {@code reason};
-     * completes as {@link #delete} does.
-     */
-    public CompletableFuture<Void> drop(List<Hint> hints, DropReason reason) {
-        return delete(hints).thenRun(() -> hints.forEach(h -> accounting.dropped(h.peer(), reason, 1)));
     }
 
     /** Completes once every hint and delete queued before this call is written. */

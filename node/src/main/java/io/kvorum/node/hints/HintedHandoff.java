@@ -138,7 +138,7 @@ public final class HintedHandoff implements AutoCloseable {
     /** How a peer answered one hint. */
     private enum Outcome {
         DELIVERED,
-        /** Refused for good (its timestamp): dropped. */
+        /** Refused for its timestamp: kept for a later round, without stopping this one. */
         REFUSED,
         /** Not taken now; retried in a later round. */
         FAILED
@@ -200,10 +200,9 @@ public final class HintedHandoff implements AutoCloseable {
             }
             boolean allAnswered = acknowledged.size() + refused.size() == hints.size();
             long last = hints.get(hints.size() - 1).seq();
-            // A hint its peer refused for good is dropped, not retried: it would stop every round here.
-            CompletableFuture<Void> dropped = refused.isEmpty() ? CompletableFuture.completedFuture(null)
-                    : store.drop(refused, HintStore.DropReason.TIMESTAMP_AHEAD);
-            dropped.thenCompose(v -> store.delete(acknowledged))
+            // A hint its peer refused for its timestamp stays for a later round (the peer's clock may be the
+            // wrong one, and be fixed), until --hint-max-age; this round goes on past it rather than stop there.
+            store.delete(acknowledged)
                     .whenCompleteAsync((ignored, error) -> {
                 if (error == null) {
                     delivered.computeIfAbsent(peer, metrics::hintsDelivered).increment(acknowledged.size());

@@ -10,6 +10,8 @@ import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.EntryStream;
+import io.kvorum.node.time.TimestampAheadException;
+import io.kvorum.node.util.Failures;
 import io.kvorum.node.util.NamedThreadFactory;
 import io.kvorum.node.util.Pace;
 import java.time.Duration;
@@ -19,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -80,7 +83,7 @@ public final class LeaveStream extends RecordMover {
                             throw new IllegalStateException(target + " is not connected");
                         }
                         pace.acquire();
-                        writes.add(replica.write(e.key(), e.record()));
+                        writes.add(replica.write(e.key(), e.record()).exceptionally(LeaveStream::skipRefusedTimestamp));
                     }
                 }
                 CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get(BATCH_WAIT_SECONDS, TimeUnit.SECONDS);
@@ -89,6 +92,19 @@ public final class LeaveStream extends RecordMover {
             }
         }
         throw new InterruptedException();
+    }
+
+    /**
+     * A record its gainer refused because its timestamp is further ahead of the gainer's clock than
+     * --max-clock-offset (docs/operations.md#clocks) is skipped, not retried: retrying would hold the
+     * leave until real time reached it. Anti-entropy between the key's replicas carries it later.
+     */
+    private static Boolean skipRefusedTimestamp(Throwable error) {
+        if (Failures.unwrap(error) instanceof TimestampAheadException refused) {
+            log.warn("leaving: a record was not handed over: {}", refused.getMessage());
+            return false;
+        }
+        throw error instanceof CompletionException c ? c : new CompletionException(error);
     }
 
     /** The key's replicas under the coming membership that are not replicas under the current one. */

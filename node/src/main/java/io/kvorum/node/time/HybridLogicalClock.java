@@ -61,11 +61,21 @@ public final class HybridLogicalClock {
      * must not drag every clock of the cluster forward. Returns whether it was adopted.
      */
     public boolean observeFromPeer(long remoteTimestamp) {
-        if (maxAheadMillis > 0 && aheadOfWallClockMillis(remoteTimestamp) > maxAheadMillis) {
+        if (isBeyondBound(aheadOfWallClockMillis(remoteTimestamp))) {
             return false;
         }
         observe(remoteTimestamp);
         return true;
+    }
+
+    /** How many milliseconds the last timestamp this clock issued or adopted is ahead of the wall clock. */
+    public long leadMillis() {
+        return aheadOfWallClockMillis(last.get());
+    }
+
+    /** Whether {@code aheadMillis} is further ahead than a peer's timestamp may be to be adopted. */
+    public boolean isBeyondBound(long aheadMillis) {
+        return maxAheadMillis > 0 && aheadMillis > maxAheadMillis;
     }
 
     /** How many milliseconds {@code timestamp} is ahead of this node's wall clock (negative: behind). */

@@ -7,7 +7,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Small files of node state that must survive a crash, and a power loss, whole: written and forced
@@ -17,7 +20,9 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class DurableFiles {
 
+    private static final Logger log = LoggerFactory.getLogger(DurableFiles.class);
     private static final LongAdder DIRECTORIES_FORCED = new LongAdder();
+    private static final AtomicBoolean WARNED = new AtomicBoolean();
 
     private DurableFiles() {
     }
@@ -49,12 +54,22 @@ public final class DurableFiles {
         forceDirectoryOf(link);
     }
 
-    /** Forces the directory that holds {@code file}: its entries (names) reach the disk. */
-    public static void forceDirectoryOf(Path file) throws IOException {
-        try (FileChannel directory = FileChannel.open(file.toAbsolutePath().getParent(), StandardOpenOption.READ)) {
+    /**
+     * Forces the directory that holds {@code file}: its entries (names) reach the disk. A file system
+     * that cannot force a directory (some network and FUSE ones) gets one warning, and the rename
+     * stands as it is: it has happened already, and failing now would only stop the node's work.
+     */
+    public static void forceDirectoryOf(Path file) {
+        Path dir = file.toAbsolutePath().getParent();
+        try (FileChannel directory = FileChannel.open(dir, StandardOpenOption.READ)) {
             directory.force(true);
+            DIRECTORIES_FORCED.increment();
+        } catch (IOException e) {
+            if (WARNED.compareAndSet(false, true)) {
+                log.warn("cannot force directory {} to the disk ({}); renames of state files there may not survive a "
+                        + "power loss", dir, e.getClass().getSimpleName());
+            }
         }
-        DIRECTORIES_FORCED.increment();
     }
 
     /** How many times a directory was forced since the process started (tests). */

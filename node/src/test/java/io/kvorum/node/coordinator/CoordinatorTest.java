@@ -402,6 +402,32 @@ class CoordinatorTest {
     }
 
     @Test
+    void overloadWithTheOtherReplicaKnownDownIsStillOverload() {
+        CompletableFuture<Record> put = coordinator().put(KEY, VALUE, 0, new Quorum(2, 3));
+        order.get(0).write().completeExceptionally(new ReplicaUnavailableException(
+                ReplicaUnavailableException.Reason.KNOWN_DOWN, "n9 is down: not sent"));
+        order.get(1).write().completeExceptionally(new StorageOverloadedException("full"));
+        order.get(2).write().completeExceptionally(new StorageOverloadedException("full"));
+
+        assertThat(failureOf(put)).as("nothing was stored anywhere").isInstanceOf(OverloadedException.class);
+    }
+
+    @Test
+    void aNodeWhoseTimestampsRunAheadOfItsWallClockRefusesWritesItsPeersWouldRefuse() {
+        HybridLogicalClock bounded = new HybridLogicalClock(clock, Duration.ofMillis(500));
+        bounded.observe(pack(T0 + 10_000, 0)); // its store's ceiling, after its wall clock was set back 10 s
+        Coordinator c = new Coordinator("n1", placement, Map.copyOf(fakes), bounded, clock, NEVER, RequestTimer.of(timer), null);
+
+        assertThat(failureOf(c.put(KEY, VALUE, 0, new Quorum(2, 3)))).isInstanceOf(ClockOffsetException.class)
+                .hasMessageContaining("ahead of its wall clock");
+        assertThat(failureOf(c.delete(KEY, new Quorum(2, 3)))).isInstanceOf(ClockOffsetException.class);
+        order.forEach(f -> assertThat(f.written).as("nothing sent to %s", f.id).isEmpty());
+
+        clock.advance(9_600); // the wall clock catches up to within the bound
+        assertThat(c.put(KEY, VALUE, 0, new Quorum(2, 3))).isNotDone();
+    }
+
+    @Test
     void overloadAfterAPartialWriteIsNotReportedAsOverload() {
         // 503 promises the request had no effect; one replica did store it.
         CompletableFuture<Record> put = coordinator().put(KEY, VALUE, 0, new Quorum(3, 3));

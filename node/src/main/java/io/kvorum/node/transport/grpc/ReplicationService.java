@@ -238,7 +238,7 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
                 }
                 case WRITE -> {
                     Record record = ReplicaProtoUtils.toRecord(request.getWrite().getRecord());
-                    return local.write(request.getWrite().getKey().toByteArray(), record).thenApply(applied ->
+                    return local.writeFromPeer(request.getWrite().getKey().toByteArray(), record).thenApply(applied ->
                             ReplicaResponse.newBuilder().setCallId(callId)
                                     .setWrite(WriteResult.newBuilder().setApplied(applied)).build());
                 }
