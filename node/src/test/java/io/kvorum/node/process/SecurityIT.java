@@ -6,7 +6,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.RangeReader;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.NettyChannelBuilder;
 import io.kvorum.node.admin.StatusCommand;
+import io.kvorum.node.cluster.Membership;
+import io.kvorum.node.cluster.Topology;
+import io.kvorum.proto.MemberProto;
+import io.kvorum.proto.MembershipGrpc;
+import io.kvorum.proto.MembershipProto;
+import io.kvorum.proto.ProposeRequest;
+import io.kvorum.proto.RequestHeader;
 import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
 import java.io.ByteArrayOutputStream;
@@ -338,7 +348,40 @@ class SecurityIT {
         NodeJvm member = startSecured(2);
         awaitReady(member, 2, true);
         awaitWritingToAllThree(n1, 0);
+        assertAForgedProposalChangesNothing(n1);
         assertLogsHoldNoSecret(List.of(n1, n2, impostor, member));
+    }
+
+    /**
+     * n2's own certificate and key, used as a member gone rogue would: a {@code Membership.Propose}
+     * to n1 of an epoch that drops n3. n1 is the change coordinator, not n2: refused, nothing changes.
+     */
+    private void assertAForgedProposalChangesNothing(NodeJvm n1) throws Exception {
+        String identity = Membership.first("kvorum", Topology.parse(cluster), 3).identity();
+        MembershipProto.Builder forged = MembershipProto.newBuilder().setName("kvorum").setIdentity(identity)
+                .setEpoch(2).setReplicationFactor(3);
+        for (int i = 0; i < 2; i++) {
+            forged.addMembers(MemberProto.newBuilder().setId("n" + (i + 1)).setHost("127.0.0.1")
+                    .setHttp(ports[2 * i]).setGrpc(ports[2 * i + 1]).setState("normal"));
+        }
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", ports[1])
+                .sslContext(GrpcSslContexts.forClient().keyManager(pki.resolve("n2.pem").toFile(), pki.resolve("n2.key").toFile())
+                        .trustManager(pki.resolve("ca.pem").toFile()).build())
+                .build();
+        try {
+            RequestHeader header = RequestHeader.newBuilder().setClusterId(identity).setClusterName("kvorum")
+                    .setSender("n2").setEpoch(1).setTimeoutMillis(10_000).build();
+            assertThatThrownBy(() -> MembershipGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .propose(ProposeRequest.newBuilder().setHeader(header).setMembership(forged).build()))
+                    .as("a proposal from n2, which does not coordinate changes").hasMessageContaining("FAILED_PRECONDITION")
+                    .hasMessageContaining("only the change coordinator");
+        } finally {
+            channel.shutdownNow();
+        }
+        HttpResponse<String> view = send("GET", URI.create("https://127.0.0.1:" + ports[0] + "/v0/cluster"), null, bearer(token));
+        assertThat(view.body()).as("n1's membership").contains("\"epoch\":1").contains("\"n3\"");
+        Await.until("n1 logging the refused proposal", READY,
+                () -> n1.stdout().contains("proposed by n2 refused"), n1::describe);
     }
 
     /** Readiness of a node whose certificate the cluster's CA did not sign. */
