@@ -10,16 +10,15 @@ import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.EntryStream;
+import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.time.TimestampAheadException;
 import io.kvorum.node.util.Failures;
 import io.kvorum.node.util.NamedThreadFactory;
 import io.kvorum.node.util.Pace;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -29,13 +28,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A leaving node's hand-over (docs/operations.md#growing-and-shrinking-a-cluster "Leave"): every record it holds goes to the replicas that
- * the key gains when this node is gone (those among its first replication-factor replicas of the
- * coming membership that are not among those of the current one), read from local storage in key
- * order and written through the peers' replica streams, at {@link Tuning.Changes#recordsPerSecond}.
- * A replica that keeps the key anyway needs nothing: every write acknowledged by a quorum of the
- * current replicas is then still held by as many of the coming ones. Progress is kept in
- * {@link MoveProgress#LEAVE_FILE}; the rest is {@link RecordMover}'s.
+ * A leaving node's hand-over (docs/operations.md#growing-and-shrinking-a-cluster "Leave"): every record it holds goes to each of the
+ * key's first replication-factor replicas under the coming membership, continuing ones included,
+ * read from local storage in key order and sent through the peers' replica streams, at
+ * {@link Tuning.Changes#recordsPerSecond}. A continuing replica may lack it: a write with a
+ * {@code from} below the replication factor reached only the key's first {@code from} replicas,
+ * and when this node was one of those, the replica that takes its place had none of it (nor
+ * anything anti-entropy had not copied yet). Each replica is first asked for its digest of the
+ * key, and sent the record only if it holds an older version or none, so that what a continuing
+ * replica holds already does not travel again. Progress is kept in {@link MoveProgress#LEAVE_FILE};
+ * the rest is {@link RecordMover}'s.
  */
 public final class LeaveStream extends RecordMover {
 
@@ -62,7 +64,6 @@ public final class LeaveStream extends RecordMover {
         if (progress.isDone(LOCAL)) {
             return;
         }
-        Placement current = new Placement(m.current());
         Placement coming = new Placement(m.coming());
         Pace pace = Pace.steady(tuning.recordsPerSecond());
         byte[] after = progress.resumeAfter(LOCAL);
@@ -75,19 +76,20 @@ public final class LeaveStream extends RecordMover {
                     log.info("leaving: handed {} records over", handed);
                     return;
                 }
-                List<CompletableFuture<Boolean>> writes = new ArrayList<>();
+                List<CompletableFuture<Boolean>> sent = new ArrayList<>();
                 for (Entry e : batch) {
-                    for (String target : gainers(e.key(), current, coming, m.replicationFactor())) {
-                        Replica replica = replicas.get(target);
+                    RecordDigest ours = RecordDigest.of(e.record());
+                    for (ClusterMember target : coming.replicasFor(e.key(), Math.min(m.replicationFactor(), coming.size()))) {
+                        Replica replica = replicas.get(target.id());
                         if (replica == null) {
-                            throw new IllegalStateException(target + " is not connected");
+                            throw new IllegalStateException(target.id() + " is not connected");
                         }
                         pace.acquire();
-                        writes.add(replica.write(e.key(), e.record()).exceptionally(LeaveStream::skipRefusedTimestamp));
+                        sent.add(handOver(replica, e, ours).exceptionally(LeaveStream::skipRefusedTimestamp));
                     }
                 }
-                CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get(BATCH_WAIT_SECONDS, TimeUnit.SECONDS);
-                handed += writes.size();
+                CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).get(BATCH_WAIT_SECONDS, TimeUnit.SECONDS);
+                handed += sent.stream().filter(CompletableFuture::join).count();
                 progress.advance(LOCAL, batch.get(batch.size() - 1).key());
             }
         }
@@ -95,9 +97,10 @@ public final class LeaveStream extends RecordMover {
     }
 
     /**
-     * A record its gainer refused because its timestamp is further ahead of the gainer's clock than
-     * --max-clock-offset (docs/operations.md#clocks) is skipped, not retried: retrying would hold the
-     * leave until real time reached it. Anti-entropy between the key's replicas carries it later.
+     * A record a coming replica refused because its timestamp is further ahead of that replica's
+     * clock than --max-clock-offset (docs/operations.md#clocks) is skipped, not retried: retrying
+     * would hold the leave until real time reached it. Anti-entropy between the key's replicas
+     * carries it later.
      */
     private static Boolean skipRefusedTimestamp(Throwable error) {
         if (Failures.unwrap(error) instanceof TimestampAheadException refused) {
@@ -107,16 +110,9 @@ public final class LeaveStream extends RecordMover {
         throw error instanceof CompletionException c ? c : new CompletionException(error);
     }
 
-    /** The key's replicas under the coming membership that are not replicas under the current one. */
-    static Set<String> gainers(byte[] key, Placement current, Placement coming, int rf) {
-        Set<String> now = new HashSet<>();
-        current.replicasFor(key, Math.min(rf, current.size())).forEach(m -> now.add(m.id()));
-        Set<String> gained = new HashSet<>();
-        for (ClusterMember m : coming.replicasFor(key, Math.min(rf, coming.size()))) {
-            if (!now.contains(m.id())) {
-                gained.add(m.id());
-            }
-        }
-        return gained;
+    /** Sends the record to {@code replica} unless it holds that version or a newer one already. */
+    private static CompletableFuture<Boolean> handOver(Replica replica, Entry e, RecordDigest ours) {
+        return replica.readDigest(e.key()).thenCompose(theirs -> ours.isNewerThan(theirs)
+                ? replica.write(e.key(), e.record()) : CompletableFuture.completedFuture(false));
     }
 }
