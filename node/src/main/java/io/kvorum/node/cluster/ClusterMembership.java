@@ -438,7 +438,7 @@ public final class ClusterMembership implements MembershipResponder {
             steps.add(next.completed());
         }
         CompletableFuture<Membership> chain = reachable(current, change)
-                .thenCompose(v -> refuseRemovingOneThatAnswers(change)).thenApply(v -> null);
+                .thenCompose(v -> refuseRemovingOneThatAnswers(current, change)).thenApply(v -> null);
         for (Membership step : steps) {
             chain = chain.thenCompose(previous -> adoptAndPropose(step, change));
         }
@@ -461,15 +461,21 @@ public final class ClusterMembership implements MembershipResponder {
     /**
      * Fails the removal of a member that still answers (400): a removal drops its copies without
      * handing them over, which only a member gone for good may cost (until a repair, a read by
-     * quorum could miss writes that it acknowledged). A member that is up leaves instead.
+     * quorum could miss writes that it acknowledged). A member that is up leaves instead. A member
+     * that answers while it joins or leaves is in the change in progress, which is answered first
+     * (409, docs/operations.md#growing-and-shrinking-a-cluster): only its death makes its removal
+     * the exception to one change at a time.
      */
-    private CompletableFuture<Void> refuseRemovingOneThatAnswers(MembershipChange change) {
+    private CompletableFuture<Void> refuseRemovingOneThatAnswers(Membership m, MembershipChange change) {
         MembershipPeer removed = change.kind() == MembershipChange.Kind.REMOVE ? peers.apply(change.member().id()) : null;
         if (removed == null) {
             return CompletableFuture.completedFuture(null);
         }
         String id = change.member().id();
         return removed.fetch().handle((theirs, error) -> {
+            if (error == null && m.state(id) != MemberState.NORMAL) {
+                throw inProgress(m, "remove " + id + ", which answers");
+            }
             if (error == null) {
                 throw new MembershipChangeException(Reason.INVALID, id + " is up (it answered the change coordinator): "
                         + "removing it would drop its copies without handing them over; POST /v0/cluster/leave?id=" + id

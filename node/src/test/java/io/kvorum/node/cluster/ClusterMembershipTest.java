@@ -140,6 +140,28 @@ class ClusterMembershipTest {
         assertThat(peers.get("n2").proposed).isEmpty();
     }
 
+    /**
+     * A member that leaves and still answers: its removal is refused for the change in progress
+     * (409), which is checked first, rather than for being up (400); once it is down, its removal
+     * is accepted and ends the leave.
+     */
+    @Test
+    void removingALeavingMemberThatAnswersIs409ForTheChangeInProgress() throws Exception {
+        ClusterMember n3 = first.topology().member("n3");
+        n1.change(new MembershipChange(MembershipChange.Kind.LEAVE, n3)).get(5, TimeUnit.SECONDS);
+
+        Throwable refused = failureOf(n1.change(new MembershipChange(MembershipChange.Kind.REMOVE, n3)));
+
+        assertThat(refused).isInstanceOf(MembershipChangeException.class).hasMessageContaining("n3 is leaving");
+        assertThat(((MembershipChangeException) refused).reason()).isEqualTo(Reason.IN_PROGRESS);
+        assertThat(n1.membership().state("n3")).as("still leaving").isEqualTo(MemberState.LEAVING);
+
+        peers.get("n3").down = true;
+        Membership removed = n1.change(new MembershipChange(MembershipChange.Kind.REMOVE, n3)).get(5, TimeUnit.SECONDS);
+        assertThat(removed.topology().member("n3")).isNull();
+        assertThat(removed.inChange()).isFalse();
+    }
+
     @Test
     void removingTheMemberThatIsDownIsAccepted() throws Exception {
         peers.get("n3").down = true;
