@@ -625,7 +625,7 @@ public final class KvorumNode implements AutoCloseable {
      */
     private static void startClockPastStored(HybridLogicalClock hlc, Clock clock, long storedCeiling,
                                              Duration maxClockOffset) {
-        hlc.observe(storedCeiling);
+        hlc.startPast(storedCeiling);
         long aheadMillis = HybridLogicalClock.physicalMillis(storedCeiling) - clock.currentTimeMillis();
         if (aheadMillis > maxClockOffset.toMillis()) {
             log.warn("the wall clock is {} ms behind the timestamps stored; new timestamps continue from those "

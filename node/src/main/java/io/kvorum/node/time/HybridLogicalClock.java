@@ -22,6 +22,8 @@ public final class HybridLogicalClock {
     private final AtomicLong last = new AtomicLong();
     /** How far ahead of the wall clock a timestamp from another node may be and be adopted; 0: any. */
     private final long maxAheadMillis;
+    /** The physical part of the store's ceiling at start ({@link #startPast}); 0 before. */
+    private volatile long floorMillis;
 
     /** A clock that adopts any timestamp it is shown. */
     public HybridLogicalClock(Clock clock) {
@@ -48,11 +50,23 @@ public final class HybridLogicalClock {
     }
 
     /**
-     * Moves this clock past a timestamp, whatever it is: one of this node's own, as the highest
-     * its store holds at start. Timestamps from other nodes go through {@link #observeFromPeer}.
+     * Moves this clock past a timestamp, whatever it is: one of this node's own. Timestamps from
+     * other nodes go through {@link #observeFromPeer}.
      */
     public void observe(long timestamp) {
         last.accumulateAndGet(timestamp, Math::max);
+    }
+
+    /**
+     * Starts this clock past the highest timestamp the node's store holds, and counts the bound
+     * from there too until the wall clock passes it: after every node's wall clock was set back
+     * across a restart, their timestamps still run where they left off, and they go on taking
+     * each other's (docs/operations.md#clocks). The floor never moves after start, so no peer can
+     * ratchet it forward.
+     */
+    public void startPast(long storedCeiling) {
+        observe(storedCeiling);
+        floorMillis = physicalMillis(storedCeiling);
     }
 
     /**
@@ -68,7 +82,7 @@ public final class HybridLogicalClock {
         return true;
     }
 
-    /** How many milliseconds the last timestamp this clock issued or adopted is ahead of the wall clock. */
+    /** How many milliseconds the last timestamp this clock issued or adopted is ahead of the reference ({@link #aheadOfWallClockMillis}). */
     public long leadMillis() {
         return aheadOfWallClockMillis(last.get());
     }
@@ -78,9 +92,13 @@ public final class HybridLogicalClock {
         return maxAheadMillis > 0 && aheadMillis > maxAheadMillis;
     }
 
-    /** How many milliseconds {@code timestamp} is ahead of this node's wall clock (negative: behind). */
+    /**
+     * How many milliseconds {@code timestamp} is ahead of this node's wall clock, or of the highest
+     * timestamp its store held at start when the wall clock is behind that ({@link #startPast});
+     * negative: behind.
+     */
     public long aheadOfWallClockMillis(long timestamp) {
-        return physicalMillis(timestamp) - clock.currentTimeMillis();
+        return physicalMillis(timestamp) - Math.max(clock.currentTimeMillis(), floorMillis);
     }
 
     public static long pack(long physicalMillis, int logical) {

@@ -39,6 +39,18 @@ class HybridLogicalClockTest {
     }
 
     @Test
+    void afterAStartPastItsStoreTheBoundCountsFromTheStoredTimestampsUntilTheWallClockPassesThem() {
+        HybridLogicalClock bounded = new HybridLogicalClock(wall, java.time.Duration.ofMillis(500));
+        bounded.startPast(pack(T0 + 3_600_000, 0)); // every wall clock of the cluster went an hour back
+
+        assertThat(bounded.leadMillis()).as("its own timestamps are not ahead of where it left off").isZero();
+        assertThat(bounded.observeFromPeer(pack(T0 + 3_600_400, 0))).as("a peer that left off there too").isTrue();
+        assertThat(bounded.observeFromPeer(pack(T0 + 3_601_000, 0))).isFalse();
+        bounded.observeFromPeer(pack(T0 + 3_600_500, 0));
+        assertThat(bounded.observeFromPeer(pack(T0 + 3_601_000, 1))).as("adopting does not move the floor").isFalse();
+    }
+
+    @Test
     void takesTheWallClockWhenItIsAhead() {
         long first = hlc.now();
         assertThat(first).isEqualTo(pack(T0, 0));
