@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Range read throughput (SPEC §4) through one node: preloads KEYS keys, then reads the whole range
+# Range read throughput (docs/http-api.md, ranges) through one node: preloads KEYS keys, then reads the whole range
 # GET /v0/entities?start=key RUNS times with curl and prints entries/s and MB/s per run and their
 # medians. Against a node or cluster already running on 127.0.0.1 (./kvorum run, or
 # ./kvorum cluster start, which is 3 nodes with RF 3: every range merges all three nodes' streams).
