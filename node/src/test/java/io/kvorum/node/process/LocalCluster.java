@@ -34,6 +34,16 @@ final class LocalCluster {
 
     /** @param extraArgs given to every node, after {@code --cluster}, {@code --node-id} and {@code --data-dir} */
     LocalCluster(NodeProcesses nodes, Path dir, int size, String... extraArgs) {
+        this(nodes, dir, size, size, extraArgs);
+    }
+
+    /**
+     * A cluster of {@code members} nodes, and {@code size - members} more that join it when started
+     * ({@code --join}, through {@code n1}).
+     *
+     * @param extraArgs given to every node, after {@code --cluster}, {@code --node-id} and {@code --data-dir}
+     */
+    LocalCluster(NodeProcesses nodes, Path dir, int size, int members, String... extraArgs) {
         this.nodes = nodes;
         this.size = size;
         int[] ports = Ports.freePorts(2 * size);
@@ -43,10 +53,14 @@ final class LocalCluster {
             http[i] = ports[2 * i];
             entries.add(clusterMember(id(i), ports[2 * i], ports[2 * i + 1]));
         }
-        this.spec = String.join(",", entries);
+        this.spec = String.join(",", entries.subList(0, members));
         for (int i = 0; i < size; i++) {
-            List<String> a = new ArrayList<>(List.of("--cluster", spec, "--node-id", id(i),
+            String cluster = i < members ? spec : entries.get(i) + "," + entries.get(0);
+            List<String> a = new ArrayList<>(List.of("--cluster", cluster, "--node-id", id(i),
                     "--data-dir", dir.resolve(id(i)).toString()));
+            if (i >= members) {
+                a.add("--join");
+            }
             a.addAll(List.of(extraArgs));
             args.add(List.copyOf(a));
         }
@@ -64,7 +78,7 @@ final class LocalCluster {
         return "n" + (node + 1);
     }
 
-    /** The {@code --cluster} value every node is started with. */
+    /** The {@code --cluster} value every member is started with (joiners name themselves and {@code n1}). */
     String spec() {
         return spec;
     }
