@@ -170,12 +170,12 @@ public final class RepairStorage implements AutoCloseable {
      * shape, bucket by bucket (not in key order), as a stream of non-empty batches (an empty batch
      * is the end). Records read are paced.
      *
-     * <p>A bucket that holds a record newer than {@code roundStart} (a hybrid-clock timestamp) is
-     * left to the next round, whole: its difference may only be a write still in flight, which the
-     * write path itself delivers, and a real difference is still there next round. So a round under
-     * write load sends nothing for the buckets such writes made differ. A bucket too big for one
-     * batch is the exception: what was read of it before the newer record is sent (never wrong,
-     * only redundant).
+     * <p>A record newer than {@code roundStart} (a hybrid-clock timestamp) is not sent: it may only
+     * be a write still in flight, which the write path itself delivers, and a real difference is
+     * still there next round. The other records of its bucket are sent all the same (at worst
+     * redundantly): a bucket holding a key rewritten during every round would otherwise never get
+     * its other keys repaired, and a completed round would not vouch for every record up to its
+     * start, as {@link RepairLedger} needs.
      */
     public EntryStream recordsOf(RepairScope scope, int fanoutBits, int depth, BitSet buckets, long roundStart) {
         return new BucketRecords(scope, BucketIndex.BUCKET_BITS - fanoutBits * depth, (BitSet) buckets.clone(),
@@ -211,7 +211,7 @@ public final class RepairStorage implements AutoCloseable {
     }
 
     /** How reading a leaf of a {@link BucketRecords} stopped. */
-    private enum LeafRead { COMPLETE, NEWER_RECORD, FULL }
+    private enum LeafRead { COMPLETE, FULL }
 
     private <T> CompletableFuture<T> onReader(Callable<T> work) {
         CompletableFuture<T> result = new CompletableFuture<>();
@@ -231,8 +231,8 @@ public final class RepairStorage implements AutoCloseable {
 
     /**
      * The records of chosen buckets, found through the index and read a batch at a time on the
-     * reader. A bucket's records are held back until the bucket is read to its end, so that a
-     * record newer than the round's start can still drop the whole bucket (see {@link #recordsOf}).
+     * reader, without those newer than the round's start (see {@link #recordsOf}). A bucket goes
+     * whole into one batch when it fits in one.
      */
     private final class BucketRecords implements EntryStream {
         private final RepairScope scope;
@@ -265,9 +265,7 @@ public final class RepairStorage implements AutoCloseable {
             long batchBytes = 0;
             while (!closed && leaf >= 0) {
                 LeafRead read = readLeaf(batch.size(), batchBytes);
-                if (read == LeafRead.NEWER_RECORD) {
-                    nextLeaf(); // left to the next round, whole
-                } else if (read == LeafRead.COMPLETE || batch.isEmpty()) {
+                if (read == LeafRead.COMPLETE || batch.isEmpty()) {
                     // A leaf that fills a batch on its own goes out in parts (see recordsOf).
                     batch.addAll(leafRecords);
                     batchBytes += leafBytes;
@@ -287,9 +285,9 @@ public final class RepairStorage implements AutoCloseable {
         }
 
         /**
-         * Reads the current leaf from where it was left into {@link #leafRecords}, until its end, a
-         * record newer than the round's start, or a full batch (counting {@code inBatch} entries of
-         * {@code batchBytes} already taken).
+         * Reads the current leaf from where it was left into {@link #leafRecords}, but for records
+         * newer than the round's start, until its end or a full batch (counting {@code inBatch}
+         * entries of {@code batchBytes} already taken).
          */
         private LeafRead readLeaf(int inBatch, long batchBytes) {
             LeafRead[] outcome = {LeafRead.COMPLETE};
@@ -301,8 +299,7 @@ public final class RepairStorage implements AutoCloseable {
                     if (record != null) {
                         recordPace.acquire();
                         if (record.timestamp() > roundStart) {
-                            outcome[0] = LeafRead.NEWER_RECORD;
-                            return false;
+                            return !closed; // maybe a write in flight: the write path delivers it
                         }
                         int size = e.key().length + record.value().length;
                         bytePace.acquire(Math.max(1, size));
