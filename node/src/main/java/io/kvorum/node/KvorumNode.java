@@ -1,6 +1,7 @@
 package io.kvorum.node;
 
 import io.kvorum.node.antientropy.AntiEntropyService;
+import io.kvorum.node.antientropy.RepairLedger;
 import io.kvorum.node.antientropy.RepairStorage;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.ClusterMembership;
@@ -200,10 +201,19 @@ public final class KvorumNode implements AutoCloseable {
         parts.add("membership", graceful -> membershipThread.shutdownNow());
         ClusterMembership cluster = new ClusterMembership(selfId, stored, new MembershipStore(config.dataDir()),
                 membershipThread, !joining);
+        RepairLedger ledger = RepairLedger.open(config.dataDir(), selfId, stored.current(), stored.replicationFactor(),
+                hlc::now);
+        storage.store().onStoredTombstones(ledger::tombstoneStored);
+        // Stopped after anti-entropy and every peer: a crash (a kill) leaves the floors unknown on purpose.
+        parts.add("repair ledger", graceful -> {
+            if (graceful) {
+                ledger.close();
+            }
+        });
         AntiEntropyService antiEntropy = new AntiEntropyService(selfId, stored.current(), stored.replicationFactor(),
                 new RepairStorage(storage, local, new RepairStorage.Pacing(config.antiEntropyRate(),
                         config.antiEntropyBandwidth(), RepairStorage.Pacing.INDEX_ENTRIES_PER_SECOND)), executors.antiEntropy,
-                config.antiEntropyInterval(), tuning.antiEntropyIdleTimeout(), metrics);
+                config.antiEntropyInterval(), tuning.antiEntropyIdleTimeout(), metrics, ledger);
         PeerWiring peers = PeerWiring.start(config, clock, transports, parts, executors.rangeTimer, deadlines, loops, local,
                 localRange, antiEntropy, cluster, storage.disk(), metrics);
         peers.reconcile(stored.topology());
@@ -239,6 +249,7 @@ public final class KvorumNode implements AutoCloseable {
                 rangeSource.useNodes(peers.ranges(next.readers()),
                         ClusterRangeSource.replicasUnder(next.readers(), next.replicationFactor()));
             }
+            ledger.useMembership(next.current(), next.inChange());
             antiEntropy.useMembership(next.current(), peers.antiEntropyPeers(next.current()));
             if (stillMember) {
                 peers.dropAllBut(next.topology());
@@ -289,7 +300,8 @@ public final class KvorumNode implements AutoCloseable {
         useMembership.accept(m); // what the listener did not see: the stored membership, or the one joined
         ExpiryPurger purger = new ExpiryPurger(storage, clock, config.tombstoneGrace().toMillis(),
                 ExpiryPurger.Pacing.DEFAULT, config.maxClockOffset().toMillis(),
-                () -> peers.clockOffsets().writeRefusal() == null);
+                () -> peers.clockOffsets().writeRefusal() == null, ledger);
+        metrics.bindTombstones(purger::tombstonesHeldBack, purger::tombstonesPurged);
         long purgeMs = config.purgeInterval().toMillis();
         executors.maintenance.scheduleWithFixedDelay(() -> {
             try {

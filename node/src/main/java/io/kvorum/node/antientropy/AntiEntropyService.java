@@ -67,6 +67,7 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
     private final Set<AntiEntropySession> sessions = ConcurrentHashMap.newKeySet();
     private final Map<String, AntiEntropyState.LastRound> lastRounds = new ConcurrentHashMap<>();
     private final NodeMetrics metrics;
+    private final RepairLedger ledger;
     /** Counts the records rounds move, initiated or served, as they move them. */
     private final AntiEntropySession.RecordFlow recordFlow;
 
@@ -81,26 +82,28 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
      * @param interval          time between periodic runs; zero turns them off
      * @param idleTimeout       how long a round may wait for its peer before it fails
      * @param metrics           counts the rounds by peer and outcome, and the records sent and received
+     * @param ledger            learns of the rounds this node starts and completes
      */
     public AntiEntropyService(String selfId, Topology topology, int replicationFactor, RepairStorage storage,
                               ScheduledExecutorService executor, Duration interval, Duration idleTimeout,
-                              NodeMetrics metrics) {
+                              NodeMetrics metrics, RepairLedger ledger) {
         this(selfId, topology, replicationFactor, storage, executor, interval, idleTimeout,
-                MerkleTree.DEFAULT_FANOUT_BITS, MerkleTree.DEFAULT_DEPTH, metrics);
+                MerkleTree.DEFAULT_FANOUT_BITS, MerkleTree.DEFAULT_DEPTH, metrics, ledger);
     }
 
     /** With a tree shape of its own (tests use small trees) and meters of its own. */
     public AntiEntropyService(String selfId, Topology topology, int replicationFactor, RepairStorage storage,
                               ScheduledExecutorService executor, Duration interval, Duration idleTimeout,
-                              int fanoutBits, int depth) {
+                              int fanoutBits, int depth, RepairLedger ledger) {
         this(selfId, topology, replicationFactor, storage, executor, interval, idleTimeout, fanoutBits, depth,
-                NodeMetrics.unregistered());
+                NodeMetrics.unregistered(), ledger);
     }
 
     private AntiEntropyService(String selfId, Topology topology, int replicationFactor, RepairStorage storage,
                                ScheduledExecutorService executor, Duration interval, Duration idleTimeout,
-                               int fanoutBits, int depth, NodeMetrics metrics) {
+                               int fanoutBits, int depth, NodeMetrics metrics, RepairLedger ledger) {
         this.metrics = metrics;
+        this.ledger = ledger;
         Counter sent = metrics.antiEntropyRecords(NodeMetrics.Direction.SENT);
         Counter received = metrics.antiEntropyRecords(NodeMetrics.Direction.RECEIVED);
         this.recordFlow = new AntiEntropySession.RecordFlow() {
@@ -269,14 +272,18 @@ public final class AntiEntropyService implements AntiEntropyResponders, AutoClos
     }
 
     private CompletableFuture<RoundStats> roundWith(AntiEntropyPeer peer) {
-        AntiEntropyInitiator round = new AntiEntropyInitiator(peer.nodeId(),
-                new RepairScope(placement, replicationFactor, selfId, peer.nodeId()), fanoutBits, depth, storage,
+        RepairScope scope = new RepairScope(placement, replicationFactor, selfId, peer.nodeId());
+        AntiEntropyInitiator round = new AntiEntropyInitiator(peer.nodeId(), scope, fanoutBits, depth, storage,
                 recordFlow, executor, executor, idleTimeout);
         if (!track(round)) {
             return CompletableFuture.failedFuture(new RepairException(Reason.CANCELLED, "the node is shutting down"));
         }
+        ledger.roundStarting(round.roundStart()); // before the round builds its tree (see RepairLedger)
         peer.open(round);
-        return round.result();
+        return round.result().thenApply(stats -> {
+            ledger.roundCompleted(peer.nodeId(), scope, round.roundStart());
+            return stats;
+        });
     }
 
     @Override

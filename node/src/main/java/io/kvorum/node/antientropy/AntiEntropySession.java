@@ -109,6 +109,11 @@ public abstract class AntiEntropySession {
         this.roundStart = storage.now();
     }
 
+    /** A hybrid timestamp taken as the round was created: records newer than it are not sent. */
+    public long roundStart() {
+        return roundStart;
+    }
+
     /** The other node of the round. */
     public String peerId() {
         return peerId;

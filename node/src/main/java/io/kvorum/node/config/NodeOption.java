@@ -62,8 +62,8 @@ public enum NodeOption {
     PURGE_INTERVAL("purge-interval", "MS", "60000",
             "How often expired values and old tombstones are purged from storage, in milliseconds."),
     TOMBSTONE_GRACE("tombstone-grace", "MS", "864000000",
-            "How long a tombstone is kept before it may be purged (10 days); at least 1, and above --hint-max-age; "
-                    + "repair must run within it."),
+            "How long a tombstone is kept at least before it may be purged (10 days); at least 1, and above "
+                    + "--hint-max-age. It is purged only once every replica of its key is also known to hold it."),
     HINT_MAX_BYTES_PER_PEER("hint-max-bytes-per-peer", "N", "268435456",
             "Largest size of the hints a coordinator keeps for one unreachable peer (256 MiB); "
                     + "beyond it new hints are dropped and logged."),

@@ -35,6 +35,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * The meters of one node (docs/operations.md#metrics), and the only place their names and labels are written: the
@@ -172,6 +173,7 @@ public final class NodeMetrics implements AutoCloseable {
     private final Map<String, DoubleSupplier> peerUp = new ConcurrentHashMap<>();
     private final Map<String, DoubleSupplier> clockOffsets = new ConcurrentHashMap<>();
     private volatile BooleanSupplier clockWritesRefused = () -> false;
+    private volatile LongSupplier tombstonesPurged = () -> 0;
     private final Map<String, DoubleSupplier> hintsPendingSources = new ConcurrentHashMap<>();
     private final Map<String, Gauge> hintsPending = new ConcurrentHashMap<>();
     private final Map<String, Map<String, Counter>> rounds = new ConcurrentHashMap<>();
@@ -535,6 +537,20 @@ public final class NodeMetrics implements AutoCloseable {
     public void bindDiskFree(DoubleSupplier bytes) {
         gauge("kvorum.storage.disk.free.bytes", "Free bytes of the data directory's file system, as last read (every 250 ms)",
                 Tags.empty(), bytes);
+    }
+
+    /**
+     * Reports the tombstone purge (docs/operations.md#tombstones-and-repair): tombstones past their
+     * grace that the last whole pass kept because a replica of their key was not known to hold them,
+     * and tombstones dropped since start.
+     */
+    public void bindTombstones(LongSupplier heldBack, LongSupplier purged) {
+        gauge("kvorum.tombstones.held.back", "Tombstones past --tombstone-grace that the last purge pass kept: a replica "
+                + "of their key is not known to hold them (no completed anti-entropy round with it since the delete)",
+                Tags.empty(), heldBack::getAsLong);
+        tombstonesPurged = purged; // the meter holds its source weakly; this object holds it
+        FunctionCounter.builder("kvorum.tombstones.purged", this, m -> m.tombstonesPurged.getAsLong())
+                .description("Tombstones dropped by the purge since start").register(registry);
     }
 
     /** Reports when the certificate this node serves expires (Unix seconds), as last loaded: with TLS only. */

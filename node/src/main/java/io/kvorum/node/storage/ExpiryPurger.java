@@ -8,6 +8,7 @@ import io.kvorum.node.util.Pace;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,8 +21,12 @@ import org.slf4j.LoggerFactory;
  *       delete it outright: a replica still holding an older, non-expiring version of the key
  *       would otherwise win it back during repair. The tombstone outranks the expired value under
  *       {@link Record#compareVersions}, so replicas agree on it.</li>
- *   <li>deletes tombstones whose timestamp is older than the grace period, by which time every
- *       replica has had the chance to learn of them (Cassandra's {@code gc_grace_seconds}).</li>
+ *   <li>deletes a tombstone once its timestamp is older than the grace period <em>and</em> every
+ *       other replica of its key is known to hold it ({@link ReplicaHoldings}: a completed
+ *       anti-entropy round with each since the delete). The grace alone is not enough: a replica
+ *       down for longer would bring the deleted value back through repair
+ *       (docs/operations.md#tombstones-and-repair). A tombstone past its grace that is still held
+ *       back counts in {@link #tombstonesHeldBack()}.</li>
  * </ul>
  * Each change goes through the writer as a {@link Mutation.Purge}, which acts only if
  * the record is still the one the scan saw, so a concurrent write is never lost.
@@ -63,13 +68,18 @@ public final class ExpiryPurger {
     private final Pace bytePace;
     private final long expiryMarginMillis;
     private final BooleanSupplier clockTrusted;
+    private final ReplicaHoldings holdings;
+    private final AtomicLong tombstonesPurged = new AtomicLong();
+    private volatile long tombstonesHeldBack;
 
+    /** A purger with no other replica to wait for (a single node). */
     public ExpiryPurger(StorageService storage, Clock clock, long tombstoneGraceMillis) {
         this(storage, clock, tombstoneGraceMillis, Pacing.DEFAULT);
     }
 
+    /** A purger with no other replica to wait for (a single node). */
     public ExpiryPurger(StorageService storage, Clock clock, long tombstoneGraceMillis, Pacing pace) {
-        this(storage, clock, tombstoneGraceMillis, pace, 0, () -> true);
+        this(storage, clock, tombstoneGraceMillis, pace, 0, () -> true, ReplicaHoldings.NO_OTHER_REPLICAS);
     }
 
     /**
@@ -83,9 +93,11 @@ public final class ExpiryPurger {
      * @param clockTrusted       false while this node's clock is known to be off from its peers'
      *                           by more than that; expired values are then left alone (old
      *                           tombstones are still dropped: their grace is days, not ms)
+     * @param holdings           whether the other replicas of a tombstone's key are known to hold
+     *                           it: a tombstone past its grace is dropped only then
      */
     public ExpiryPurger(StorageService storage, Clock clock, long tombstoneGraceMillis, Pacing pace,
-                        long expiryMarginMillis, BooleanSupplier clockTrusted) {
+                        long expiryMarginMillis, BooleanSupplier clockTrusted, ReplicaHoldings holdings) {
         this.storage = storage;
         this.clock = clock;
         this.tombstoneGraceMillis = tombstoneGraceMillis;
@@ -93,6 +105,17 @@ public final class ExpiryPurger {
         this.bytePace = Pace.steady(pace.bytesPerSecond());
         this.expiryMarginMillis = expiryMarginMillis;
         this.clockTrusted = clockTrusted;
+        this.holdings = holdings;
+    }
+
+    /** Tombstones the last whole pass found past their grace but kept, as a replica was not known to hold them. */
+    public long tombstonesHeldBack() {
+        return tombstonesHeldBack;
+    }
+
+    /** Tombstones dropped since start. */
+    public long tombstonesPurged() {
+        return tombstonesPurged.get();
     }
 
     /**
@@ -101,6 +124,7 @@ public final class ExpiryPurger {
      */
     public int runOnce() {
         int changed = 0;
+        long heldBack = 0;
         byte[] from = new byte[0];
         List<Entry> batch;
         while (!Thread.currentThread().isInterrupted() && !(batch = nextBatch(from)).isEmpty()) {
@@ -112,9 +136,14 @@ public final class ExpiryPurger {
                 }
                 Record r = e.record();
                 CompletableFuture<Boolean> done = null;
-                if (r.tombstone()) {
+                boolean tombstone = r.tombstone();
+                if (tombstone) {
                     if (HybridLogicalClock.physicalMillis(r.timestamp()) + tombstoneGraceMillis <= now) {
-                        done = storage.purge(e.key(), r, null);
+                        if (holdings.heldByEveryReplica(e.key(), r.timestamp())) {
+                            done = storage.purge(e.key(), r, null);
+                        } else {
+                            heldBack++;
+                        }
                     }
                 } else if (expire && r.isExpiredAt(now - expiryMarginMillis)) {
                     done = storage.purge(e.key(), r, Record.tombstone(r.timestamp(), r.writer()));
@@ -123,10 +152,16 @@ public final class ExpiryPurger {
                     // Wait for each change: the purger must never crowd out client writes.
                     if (done.exceptionally(t -> false).join()) {
                         changed++;
+                        if (tombstone) {
+                            tombstonesPurged.incrementAndGet();
+                        }
                     }
                 }
             }
             from = justAfter(batch.get(batch.size() - 1).key());
+        }
+        if (!Thread.currentThread().isInterrupted()) {
+            tombstonesHeldBack = heldBack; // a whole pass's count only
         }
         if (changed > 0) {
             log.debug("purged {} expired records and old tombstones", changed);

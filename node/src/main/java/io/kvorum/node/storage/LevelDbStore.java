@@ -57,6 +57,7 @@ public final class LevelDbStore implements AutoCloseable {
     private long ceilingAtOpen; // set once by open()
     private final boolean indexed;
     private volatile IntConsumer changedBuckets = bucket -> { };
+    private volatile StoredTombstones storedTombstones = (key, timestamp) -> { };
 
     private LevelDbStore(DB db, boolean fsync, boolean indexed) {
         this.db = db;
@@ -126,6 +127,23 @@ public final class LevelDbStore implements AutoCloseable {
      */
     public void onChangedBuckets(IntConsumer listener) {
         this.changedBuckets = listener;
+    }
+
+    /** Told of each tombstone a write stored. */
+    @FunctionalInterface
+    public interface StoredTombstones {
+        /** A tombstone of {@code key} stamped {@code timestamp} is in the store now. */
+        void stored(byte[] key, long timestamp);
+    }
+
+    /**
+     * Calls {@code listener} for every tombstone a write stores (a delete, a received one, an expired
+     * value the purger turned into one), after it is in the store and after the
+     * {@linkplain #onChangedBuckets changed buckets} are told, on the writer thread; it must be quick
+     * and not block.
+     */
+    public void onStoredTombstones(StoredTombstones listener) {
+        this.storedTombstones = listener;
     }
 
     /**
@@ -264,6 +282,14 @@ public final class LevelDbStore implements AutoCloseable {
         for (int i = 0; i < applied.length; i++) {
             if (applied[i] && buckets[i] >= 0) {
                 listener.accept(buckets[i]);
+            }
+        }
+        StoredTombstones tombstones = storedTombstones;
+        for (int i = 0; i < applied.length; i++) {
+            Record stored = !applied[i] ? null : mutations.get(i) instanceof Mutation.Put put ? put.record()
+                    : ((Mutation.Purge) mutations.get(i)).replacement();
+            if (stored != null && stored.tombstone()) {
+                tombstones.stored(mutations.get(i).key(), stored.timestamp());
             }
         }
         return applied;

@@ -33,7 +33,9 @@ public final class RepairFixture implements AutoCloseable {
     public final String id;
     public final StorageService storage;
     public final ScheduledThreadPoolExecutor executor;
+    public final HybridLogicalClock hlc = new HybridLogicalClock(Clock.SYSTEM);
     public final RepairStorage repair;
+    public final RepairLedger ledger;
     public final AntiEntropyService service;
 
     /**
@@ -44,9 +46,11 @@ public final class RepairFixture implements AutoCloseable {
         this.id = id;
         this.storage = new StorageService(LevelDbStore.open(dir.resolve(id), false, 8 << 20), 2, 4096);
         this.executor = new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("anti-entropy-" + id));
-        this.repair = new RepairStorage(storage, new LocalReplica(id, storage, new HybridLogicalClock(Clock.SYSTEM)));
+        this.repair = new RepairStorage(storage, new LocalReplica(id, storage, hlc));
+        this.ledger = RepairLedger.open(java.nio.file.Files.createDirectories(dir.resolve(id + "-state")), id, topology(), replicationFactor, hlc::now);
+        storage.store().onStoredTombstones(ledger::tombstoneStored);
         this.service = new AntiEntropyService(id, topology(), replicationFactor, repair, executor, Duration.ZERO,
-                Duration.ofSeconds(20), fanoutBits, depth);
+                Duration.ofSeconds(20), fanoutBits, depth, ledger);
     }
 
     public static Topology topology() {

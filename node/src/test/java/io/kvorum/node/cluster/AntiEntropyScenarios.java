@@ -7,6 +7,7 @@ import com.google.gson.JsonParser;
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
 import io.kvorum.node.config.NodeOption;
+import io.kvorum.node.metrics.Scrape;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -216,6 +217,60 @@ abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
                 }
             }
         });
+    }
+
+    /**
+     * docs/operations.md#tombstones-and-repair: a replica down for longer than --tombstone-grace
+     * does not bring a deleted value back. The delete misses n3 (its hint expires before n3 is
+     * back); n1 and n2 keep their tombstones past the grace while n3 is not known to hold them;
+     * once n3 is back, repair everywhere leaves the key deleted through every node, and the
+     * tombstones are purged everywhere afterwards, the key still deleted.
+     */
+    @Test
+    void aReplicaDownForLongerThanTheGraceDoesNotBringADeletedValueBack() throws Exception {
+        Map<NodeOption, String> shortGrace = Map.of(NodeOption.TOMBSTONE_GRACE, "1500", NodeOption.HINT_MAX_AGE, "500",
+                NodeOption.PURGE_INTERVAL, "200", NodeOption.ANTI_ENTROPY_INTERVAL, "500");
+        withCluster(3, shortGrace, c -> {
+            String key = "gc-deleted";
+            assertThat(put(c, "n1", key, "deleted while n3 was down", q(3, 3)).status()).isEqualTo(Answer.CREATED);
+            c.stop("n3");
+            assertThat(delete(c, "n1", key, q(2, 3)).status()).isEqualTo(Answer.ACCEPTED);
+
+            // The grace passes, and the purge runs on n1 and n2, while n3 is down.
+            for (String node : List.of("n1", "n2")) {
+                within(CONVERGENCE_BOUND).untilAsserted(() -> assertThat(tombstones(c, node, "held_back")
+                        + tombstones(c, node, "purged_total")).as("tombstones past the grace on %s", node).isPositive());
+            }
+            c.restart("n3");
+            for (String node : c.ids()) {
+                Answer repair = repair(c, node);
+                assertThat(repair.status()).as(repair.toString()).isEqualTo(Answer.OK);
+            }
+            assertDeletedThroughEveryNode(c, key);
+
+            for (String node : c.ids()) {
+                within(CONVERGENCE_BOUND).untilAsserted(() -> {
+                    assertThat(tombstones(c, node, "purged_total")).as("tombstones purged by %s", node).isPositive();
+                    assertThat(tombstones(c, node, "held_back")).as("tombstones held back by %s", node).isZero();
+                });
+            }
+            for (String node : c.ids()) {
+                assertThat(repair(c, node).status()).isEqualTo(Answer.OK);
+            }
+            assertDeletedThroughEveryNode(c, key);
+        });
+    }
+
+    /** {@code kvorum_tombstones_<name>} on {@code node}. */
+    private static double tombstones(MiniCluster c, String node, String name) throws Exception {
+        return Scrape.parse(raw(c, node, "GET", "/metrics", null).body()).sum("kvorum_tombstones_" + name, Map.of());
+    }
+
+    /** A read of every replica's version (ack=3 of 3) through each node answers 404. */
+    private static void assertDeletedThroughEveryNode(MiniCluster c, String key) {
+        for (String node : c.ids()) {
+            assertThat(get(c, node, key, q(3, 3))).as("%s through %s", key, node).isEqualTo(new Answer(Answer.NOT_FOUND, ""));
+        }
     }
 
     /** Writes {@code n} keys to every replica (3/3) through every node in turn. */

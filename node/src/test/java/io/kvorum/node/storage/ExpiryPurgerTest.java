@@ -8,6 +8,8 @@ import io.kvorum.node.time.ManualClock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -93,7 +95,8 @@ class ExpiryPurgerTest {
     void aValueIsNotDeletedByAClockThatMayRunAheadOfItsPeers() {
         long margin = 500;
         AtomicBoolean trusted = new AtomicBoolean(true);
-        ExpiryPurger careful = new ExpiryPurger(storage, clock, GRACE, ExpiryPurger.Pacing.DEFAULT, margin, trusted::get);
+        ExpiryPurger careful = new ExpiryPurger(storage, clock, GRACE, ExpiryPurger.Pacing.DEFAULT, margin, trusted::get,
+                ReplicaHoldings.NO_OTHER_REPLICAS);
         write("k", Record.value(pack(T0, 0), "n2", key("v"), T0 + 100));
 
         clock.set(T0 + 100 + margin - 1);
@@ -139,6 +142,37 @@ class ExpiryPurgerTest {
         clock.set(T0 + GRACE);
         assertThat(purger().runOnce()).isEqualTo(1);
         assertThat(read("k")).isNull();
+    }
+
+    /**
+     * Past its grace, a tombstone is dropped only once every other replica of its key is known to
+     * hold it: one a replica may lack would come back from it through repair.
+     */
+    @Test
+    void aTombstonePastItsGraceIsKeptUntilEveryReplicaIsKnownToHoldIt() {
+        Record tombstone = Record.tombstone(pack(T0, 5), "n1");
+        write("k", tombstone);
+        write("young", Record.tombstone(pack(T0 + 1, 0), "n1"));
+        AtomicBoolean held = new AtomicBoolean(false);
+        List<String> asked = new ArrayList<>();
+        ExpiryPurger purger = new ExpiryPurger(storage, clock, GRACE, ExpiryPurger.Pacing.DEFAULT, 0, () -> true,
+                (k, timestamp) -> {
+                    asked.add(new String(k, StandardCharsets.UTF_8) + "@" + timestamp);
+                    return held.get();
+                });
+
+        clock.set(T0 + GRACE);
+        assertThat(purger.runOnce()).as("a replica may lack it").isZero();
+        assertThat(read("k")).isEqualTo(tombstone);
+        assertThat(purger.tombstonesHeldBack()).isEqualTo(1);
+        assertThat(asked).as("only tombstones past their grace are asked about").containsExactly("k@" + pack(T0, 5));
+
+        held.set(true);
+        assertThat(purger.runOnce()).isEqualTo(1);
+        assertThat(read("k")).isNull();
+        assertThat(read("young")).as("still in its grace").isNotNull();
+        assertThat(purger.tombstonesHeldBack()).isZero();
+        assertThat(purger.tombstonesPurged()).isEqualTo(1);
     }
 
     @Test

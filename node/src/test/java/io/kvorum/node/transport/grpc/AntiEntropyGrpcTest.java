@@ -20,7 +20,9 @@ import io.kvorum.node.model.Record;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import org.junit.jupiter.api.AfterEach;
@@ -212,5 +214,83 @@ class AntiEntropyGrpcTest {
         assertThat(report.failed()).containsOnlyKeys("n3");
         assertThat(report.failed().get("n3")).contains("unreachable");
         assertThat(n2.dump()).containsKey("k");
+    }
+
+    /**
+     * A bucket holding a key rewritten during every round (here: a version newer than any round's
+     * start, as a write each round finds in flight) still gets its other keys repaired.
+     */
+    @Test
+    void aBucketWithAKeyRewrittenDuringEveryRoundStillRepairsItsOtherKeys() throws Exception {
+        twoNodes(3);
+        MerkleTree shape = new MerkleTree(MerkleTree.DEFAULT_FANOUT_BITS, MerkleTree.DEFAULT_DEPTH);
+        Map<Integer, String> keyOfLeaf = new HashMap<>();
+        String hot = null;
+        String missing = null;
+        for (int i = 0; hot == null; i++) {
+            String k = "leaf-mate-" + i;
+            hot = keyOfLeaf.putIfAbsent(shape.bucketOf(key(k)), k);
+            missing = k;
+        }
+        Record oldHot = value(1000, "n1", "old");
+        n1.put(hot, value(System.currentTimeMillis() + 3_600_000, "n1", "rewritten during every round"));
+        n2.put(hot, oldHot);
+        Record onlyOnN1 = value(2000, "n1", "missing on n2");
+        n1.put(missing, onlyOnN1);
+
+        RepairReport report = repairFromN1(peer("n2", CLUSTER));
+
+        assertThat(report.isComplete()).as("%s", report).isTrue();
+        assertThat(n2.dump()).as("the key in flight stays with the write path").containsEntry(hot, oldHot)
+                .as("the other key of its bucket is repaired").containsEntry(missing, onlyOnN1);
+    }
+
+    /**
+     * A completed round tells the ledger that the peer holds this node's tombstones older than the
+     * round's start; a round that failed, a peer never repaired with, or a tombstone that came after
+     * the round started do not count.
+     */
+    @Test
+    void aCompletedRoundMakesItsPeerKnownToHoldOlderTombstones() throws Exception {
+        twoNodes(2);
+        Placement placement = new Placement(RepairFixture.topology());
+        String withN2 = keyReplicatedOn(placement, "n1", "n2");
+        String withN3 = keyReplicatedOn(placement, "n1", "n3");
+        long deleted = (System.currentTimeMillis() - 1000) << 16;
+        n1.put(withN2, Record.tombstone(deleted, "n1"));
+        n1.put(withN3, Record.tombstone(deleted, "n1"));
+        assertThat(n1.ledger.heldByEveryReplica(key(withN2), deleted)).as("before any round").isFalse();
+
+        RepairReport report = repairFromN1(peer("n2", CLUSTER), peer("n3", CLUSTER)); // nobody serves n3
+
+        assertThat(report.failed()).containsOnlyKeys("n3");
+        assertThat(n2.dump()).containsEntry(withN2, Record.tombstone(deleted, "n1"));
+        assertThat(n1.ledger.repairedThrough()).containsOnlyKeys("n2");
+        assertThat(n1.ledger.heldByEveryReplica(key(withN2), deleted)).as("n2 completed a round").isTrue();
+        assertThat(n1.ledger.heldByEveryReplica(key(withN3), deleted)).as("n3 could not be reached").isFalse();
+        long afterTheRound = n1.ledger.repairedThrough().get("n2") + 1;
+        assertThat(n1.ledger.heldByEveryReplica(key(withN2), afterTheRound)).as("deleted after the round").isFalse();
+
+        String late = keyReplicatedOn(placement, "n1", "n2", "late-");
+        n1.put(late, Record.tombstone(deleted, "n2")); // as a hint or another peer's round brings it
+        assertThat(n1.ledger.heldByEveryReplica(key(late), deleted)).as("came after the round started").isFalse();
+        n1.service.repair().join();
+        assertThat(n1.ledger.heldByEveryReplica(key(late), deleted)).as("after the next round").isTrue();
+        assertThat(n2.dump()).containsEntry(late, Record.tombstone(deleted, "n2"));
+    }
+
+    private static String keyReplicatedOn(Placement placement, String a, String b) {
+        return keyReplicatedOn(placement, a, b, "k-");
+    }
+
+    /** A key whose first two replicas are {@code a} and {@code b}. */
+    private static String keyReplicatedOn(Placement placement, String a, String b, String prefix) {
+        for (int i = 0; ; i++) {
+            String k = prefix + i;
+            List<String> replicas = placement.replicasFor(key(k), 2).stream().map(m -> m.id()).toList();
+            if (replicas.contains(a) && replicas.contains(b)) {
+                return k;
+            }
+        }
     }
 }
