@@ -245,14 +245,15 @@ public final class Coordinator {
      * Sends the record to the key's {@code from} replicas (during a membership change, those of the
      * current membership and those of the coming one, each set needing {@code ack}). A remote
      * replica that does not acknowledge it, before or after the client was answered, gets a hint
-     * (docs/operations.md#how-replicas-converge); one that timed out gets it only if it does not take the write late either.
+     * (docs/operations.md#hinted-handoff); one that timed out gets it only if it does not take the
+     * write late either. The answer waits until the hints made before it are written.
      *
      * @param trackSettled whether the operation's {@link Operation#settled} is to complete (it
      *                     costs an atomic counter per call, which small writes spare)
      */
     private Operation write(byte[] key, Record record, Quorum quorum, long budgetNanos, boolean trackSettled) {
         PlacementPlan.WriteTargets targets = plan.writeTargets(key, quorum.from());
-        Operation op = new Operation(quorum, targets.groups(), budgetNanos,
+        Operation op = new Operation(key, record, quorum, targets.groups(), budgetNanos,
                 trackSettled ? targets.members().size() : -1);
         for (ClusterMember target : targets.members()) {
             Replica replica = replica(target.id());
@@ -261,21 +262,11 @@ public final class Coordinator {
             ReplicaCounters answered = answers(target.id());
             replica.write(key, record).whenComplete((ignored, error) -> {
                 answered.answered(outcomeOf(error));
-                op.onResponse(target.id(), record, error);
-                CompletableFuture<Void> lateAnswer = ReplicaUnavailableException.lateAnswerOf(error);
-                if (error != null && remote && !(Failures.unwrap(error) instanceof TimestampAheadException)) {
-                    if (withoutEffect(error)) {
-                        // A hint only if the write is not answered 503 (no effect anywhere).
-                        op.result.whenComplete((written, failure) -> {
-                            if (!(Failures.unwrap(failure) instanceof OverloadedException)) {
-                                hints.hint(target.id(), key, record);
-                            }
-                        });
-                    } else {
-                        hintUnlessTakenLate(target.id(), key, record, lateAnswer);
-                    }
-                }
+                // A replica that refused the timestamp would refuse its hint the same way.
+                boolean hint = error != null && remote && !(Failures.unwrap(error) instanceof TimestampAheadException);
+                op.onResponse(target.id(), record, error, hint);
                 if (trackSettled) {
+                    CompletableFuture<Void> lateAnswer = ReplicaUnavailableException.lateAnswerOf(error);
                     if (lateAnswer == null) {
                         op.callSettled();
                     } else {
@@ -285,24 +276,6 @@ public final class Coordinator {
             });
         }
         return op;
-    }
-
-    /**
-     * Hints a write its replica did not acknowledge in time, unless the replica takes it after all
-     * ({@code lateAnswer}, when not null): a call that timed out is still awaited a while, and a
-     * write applied late needs no hint. Under load that matters: a hint is the whole value written
-     * again, here and later on the replica.
-     */
-    private void hintUnlessTakenLate(String nodeId, byte[] key, Record record, CompletableFuture<Void> lateAnswer) {
-        if (lateAnswer == null) {
-            hints.hint(nodeId, key, record);
-        } else {
-            lateAnswer.whenComplete((taken, lateError) -> {
-                if (lateError != null) {
-                    hints.hint(nodeId, key, record);
-                }
-            });
-        }
     }
 
     /**
@@ -342,12 +315,19 @@ public final class Coordinator {
      * When tracked, {@link #settled} completes later, once no replica call holds the record any
      * more: each has answered or failed, and one that timed out has had its late answer or given
      * up on it.
+     *
+     * <p>Hints: the outcome is decided first; {@link #result} completes once the hints made until
+     * then are written (docs/operations.md#hinted-handoff), or at the deadline. A replica that
+     * refused the write without effect is hinted only once the outcome is known not to be a 503
+     * (no effect anywhere, and no hint kept).
      */
     private final class Operation {
         final CompletableFuture<Record> result = new CompletableFuture<>();
         /** Null unless tracked. */
         final CompletableFuture<Void> settled;
         private final AtomicInteger unsettledCalls;
+        private final byte[] key;
+        private final Record record;
         private final List<Set<String>> groups;
         private final List<QuorumTracker> trackers = new ArrayList<>(2);
         private final RequestTimer.Timeout deadline;
@@ -357,17 +337,26 @@ public final class Coordinator {
         /** Replica calls not answered yet, and those that succeeded or failed in a way that may have stored it. */
         private int pending;
         private int mayHaveTakenIt;
+        /** Whether the outcome is known (the answer may still wait for hints), and whether it is a 503. */
+        private boolean decided;
+        private boolean withoutEffectAnywhere;
+        /** Replicas that refused it without effect, to hint unless it is answered 503; null when none. */
+        private List<String> hintIfTaken;
+        /** Hints made before the outcome was decided and not written yet; null when none. */
+        private List<CompletableFuture<Void>> unwritten;
 
         /**
          * @param budgetNanos how long it may take: the request timeout, less what it waited for admission
          * @param calls       the replica calls whose settling {@link #settled} awaits; negative: untracked
          */
-        Operation(Quorum quorum, List<Set<String>> groups, long budgetNanos, int calls) {
+        Operation(byte[] key, Record record, Quorum quorum, List<Set<String>> groups, long budgetNanos, int calls) {
             this.unsettledCalls = calls < 0 ? null : new AtomicInteger(calls);
             this.settled = calls < 0 ? null : new CompletableFuture<>();
             if (calls == 0) {
                 settled.complete(null);
             }
+            this.key = key;
+            this.record = record;
             this.groups = groups;
             Set<String> targets = new HashSet<>();
             groups.forEach(targets::addAll);
@@ -378,9 +367,17 @@ public final class Coordinator {
             this.deadline = timer.schedule(this::onDeadline, budgetNanos, TimeUnit.NANOSECONDS);
         }
 
-        synchronized void onResponse(String nodeId, Record record, Throwable error) {
-            if (result.isDone()) {
-                return; // answered already; late responses change nothing
+        /** @param hint whether the replica gets a hint of the write, having failed it */
+        synchronized void onResponse(String nodeId, Record record, Throwable error, boolean hint) {
+            if (hint) {
+                if (withoutEffect(error)) {
+                    hintUnlessWithoutEffectAnywhere(nodeId);
+                } else {
+                    hintUnlessTakenLate(nodeId, ReplicaUnavailableException.lateAnswerOf(error));
+                }
+            }
+            if (decided) {
+                return; // late responses change nothing
             }
             boolean success = error == null;
             pending--;
@@ -409,12 +406,79 @@ public final class Coordinator {
                 if (mayHaveTakenIt == 0 && pending > 0) {
                     return; // every answer so far left it without effect: a 503 if the others refuse it too
                 }
-                deadline.cancel();
-                result.completeExceptionally(mayHaveTakenIt == 0 ? failed.failure("too many replicas failed", overload)
+                decide(null, mayHaveTakenIt == 0 ? failed.failure("too many replicas failed", overload)
                         : failed.failure("too many replicas failed", null));
             } else if (succeeded) {
-                deadline.cancel();
-                result.complete(newest);
+                decide(newest, null);
+            }
+        }
+
+        /** A replica that refused it without effect: hinted unless the write is answered 503. */
+        private void hintUnlessWithoutEffectAnywhere(String nodeId) {
+            if (!decided) {
+                if (hintIfTaken == null) {
+                    hintIfTaken = new ArrayList<>(2);
+                }
+                hintIfTaken.add(nodeId);
+            } else if (!withoutEffectAnywhere) {
+                hint(nodeId);
+            }
+        }
+
+        /**
+         * Hints a write its replica did not acknowledge in time, unless the replica takes it after all
+         * ({@code lateAnswer}, when not null): a call that timed out is still awaited a while, and a
+         * write applied late needs no hint. Under load that matters: a hint is the whole value written
+         * again, here and later on the replica.
+         */
+        private void hintUnlessTakenLate(String nodeId, CompletableFuture<Void> lateAnswer) {
+            if (lateAnswer == null) {
+                hint(nodeId);
+            } else {
+                lateAnswer.whenComplete((taken, lateError) -> {
+                    if (lateError != null) {
+                        hintLate(nodeId);
+                    }
+                });
+            }
+        }
+
+        private synchronized void hintLate(String nodeId) {
+            hint(nodeId);
+        }
+
+        /** Hints the write for {@code nodeId}; until the outcome is decided, the answer will wait for it. */
+        private void hint(String nodeId) {
+            CompletableFuture<Void> written = hints.hint(nodeId, key, record);
+            if (!decided && !written.isDone()) {
+                if (unwritten == null) {
+                    unwritten = new ArrayList<>(2);
+                }
+                unwritten.add(written);
+            }
+        }
+
+        /** Decides the outcome: answers a 503 at once, anything else once the hints made so far are written. */
+        private void decide(Record written, RuntimeException failure) {
+            withoutEffectAnywhere = failure instanceof OverloadedException;
+            if (hintIfTaken != null && !withoutEffectAnywhere) {
+                hintIfTaken.forEach(this::hint);
+            }
+            decided = true;
+            if (unwritten == null) {
+                answer(written, failure);
+            } else {
+                CompletableFuture.allOf(unwritten.toArray(CompletableFuture[]::new))
+                        .whenComplete((ignored, never) -> answer(written, failure));
+            }
+        }
+
+        private void answer(Record written, RuntimeException failure) {
+            deadline.cancel();
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            } else {
+                result.complete(written);
             }
         }
 
@@ -425,11 +489,19 @@ public final class Coordinator {
         }
 
         private synchronized void onDeadline() {
-            if (!result.isDone()) {
-                QuorumTracker unmet = trackers.stream().filter(t -> !t.hasSucceeded()).findFirst().orElse(trackers.get(0));
-                // Replicas still to answer may take the write late: its outcome is unknown (504), never 503.
-                result.completeExceptionally(unmet.failure("timed out", null));
+            if (result.isDone()) {
+                return;
             }
+            if (decided) {
+                result.completeExceptionally(new NotEnoughReplicasException("timed out writing the hints of "
+                        + unwritten.size() + " replica(s) that missed the write: it may or may not be kept"));
+                return;
+            }
+            QuorumTracker unmet = trackers.stream().filter(t -> !t.hasSucceeded()).findFirst().orElse(trackers.get(0));
+            // Replicas still to answer may take the write late: its outcome is unknown (504), never 503.
+            RuntimeException failure = unmet.failure("timed out", null);
+            decide(null, failure); // hints the replicas that refused it; the deadline does not wait for them
+            result.completeExceptionally(failure);
         }
     }
 

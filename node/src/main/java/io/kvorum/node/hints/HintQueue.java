@@ -1,5 +1,6 @@
 package io.kvorum.node.hints;
 
+import io.kvorum.node.coordinator.HintSink;
 import io.kvorum.node.hints.HintStore.DropReason;
 import io.kvorum.node.hints.HintStore.Hint;
 import io.kvorum.node.hints.HintStore.Limits;
@@ -75,33 +76,39 @@ final class HintQueue implements BatchingWriter.Handler<HintQueue.Op> {
         writer.start();
     }
 
-    /** Queues a hint for writing; drops it (counted) when the queue is full or stopping. Never blocks. */
-    void hint(String peer, byte[] key, Record record) {
+    /**
+     * Queues a hint for writing; drops it (counted) when the queue is full or stopping. Never blocks.
+     * The future completes once the hint is written, or dropped (see {@link HintSink#hint}).
+     */
+    CompletableFuture<Void> hint(String peer, byte[] key, Record record) {
         long size = key.length + record.value().length + 64L;
         if (writer.isStopping()) {
             accounting.dropped(peer, DropReason.SHUTTING_DOWN, 1);
-            return;
+            return HintSink.KEPT;
         }
         if (accounting.pendingBytes(peer) + key.length + record.value().length > limits.maxBytesPerPeer()) {
             // Certain to be dropped on the writer (the key and value alone do not fit): spare the queue
             // a copy of what may be a large value. The writer checks the exact size again.
             accounting.dropped(peer, DropReason.PEER_FULL, 1);
-            return;
+            return HintSink.KEPT;
         }
         if (!limits.disk().tryWrite(size)) {
             accounting.dropped(peer, DropReason.LOW_DISK, 1);
-            return;
+            return HintSink.KEPT;
         }
         if (!accounting.reserveQueued(size)) {
             accounting.dropped(peer, DropReason.QUEUE_FULL, 1);
-            return;
+            return HintSink.KEPT;
         }
-        BatchingWriter.Offer offer = writer.offer(new Op.Append(peer, key, record, clock.currentTimeMillis(), size));
+        Op.Append append = new Op.Append(peer, key, record, clock.currentTimeMillis(), size, new CompletableFuture<>());
+        BatchingWriter.Offer offer = writer.offer(append);
         if (offer != BatchingWriter.Offer.QUEUED) {
             accounting.releaseQueued(size);
             accounting.dropped(peer, offer == BatchingWriter.Offer.FULL ? DropReason.QUEUE_FULL
                     : DropReason.SHUTTING_DOWN, 1);
+            return HintSink.KEPT;
         }
+        return append.written();
     }
 
     /** See {@link HintStore#delete}. */
@@ -156,6 +163,7 @@ final class HintQueue implements BatchingWriter.Handler<HintQueue.Op> {
                     long inBatch = bytesInBatch.getOrDefault(a.peer(), 0L);
                     if (accounting.pendingBytes(a.peer()) + inBatch + size > limits.maxBytesPerPeer()) {
                         accounting.dropped(a.peer(), DropReason.PEER_FULL, 1);
+                        a.succeed(); // dropped: nothing more to wait for
                         continue;
                     }
                     nextSeq++;
@@ -183,6 +191,7 @@ final class HintQueue implements BatchingWriter.Handler<HintQueue.Op> {
             for (Op op : ops) {
                 if (op instanceof Op.Append a) {
                     accounting.dropped(a.peer(), DropReason.WRITE_FAILED, 1);
+                    a.succeed(); // dropped: nothing more to wait for
                 } else {
                     op.fail("writing hints failed: " + e);
                 }
@@ -198,6 +207,7 @@ final class HintQueue implements BatchingWriter.Handler<HintQueue.Op> {
         if (op instanceof Op.Append a) {
             accounting.releaseQueued(a.size());
             accounting.dropped(a.peer(), DropReason.SHUTTING_DOWN, 1);
+            a.succeed(); // dropped: nothing more to wait for
         } else {
             op.fail("the hint store is closing");
         }
@@ -264,7 +274,13 @@ final class HintQueue implements BatchingWriter.Handler<HintQueue.Op> {
         default void fail(String why) {
         }
 
-        record Append(String peer, byte[] key, Record record, long createdAtMillis, long size) implements Op {
+        /** @param written completes once the hint is written, or dropped */
+        record Append(String peer, byte[] key, Record record, long createdAtMillis, long size,
+                      CompletableFuture<Void> written) implements Op {
+            @Override
+            public void succeed() {
+                written.complete(null);
+            }
         }
 
         record Delete(List<Hint> hints, CompletableFuture<Void> done) implements Op {

@@ -37,8 +37,10 @@ import org.slf4j.LoggerFactory;
  * except Netty and gRPC ones. Futures complete on the writer thread.
  *
  * <p>Durability: a hint is written to LevelDB's log before it counts as stored (with {@code fsync},
- * the log is fsynced), so stored hints survive a crash. A hint still in the queue when the process
- * dies is lost, like one dropped.
+ * the log is fsynced), so stored hints survive a crash. {@link #hint}'s future tells when that is
+ * done, and the coordinator holds a write's answer until then for the hints it made before the
+ * answer (docs/operations.md#hinted-handoff). A hint still in the queue when the process dies is
+ * lost, like one dropped.
  *
  * <p>Lifecycle: {@link #open} recovers the stored hints; {@link #close} stops taking hints, writes
  * what is queued, and closes the database.
@@ -131,10 +133,14 @@ public final class HintStore implements HintSink, AutoCloseable {
         }
     }
 
-    /** Queues a hint for writing; drops it (counted and logged) when the queue is full. Never blocks. */
+    /**
+     * Queues a hint for writing; drops it (counted and logged) when the queue is full. Never blocks.
+     * The future completes once the hint is in LevelDB's log (fsynced with {@code fsync}), or was
+     * dropped; on the writer thread, or at once.
+     */
     @Override
-    public void hint(String peer, byte[] key, Record record) {
-        queue.hint(peer, key, record);
+    public CompletableFuture<Void> hint(String peer, byte[] key, Record record) {
+        return queue.hint(peer, key, record);
     }
 
     /**

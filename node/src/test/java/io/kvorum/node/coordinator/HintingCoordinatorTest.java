@@ -46,6 +46,8 @@ class HintingCoordinatorTest {
     private final ManualClock clock = new ManualClock(1_700_000_000_000L);
     private final Map<String, FakeReplica> fakes = new HashMap<>();
     private final List<Hinted> hints = new CopyOnWriteArrayList<>();
+    /** What the sink answers for every hint: written at once unless a test says otherwise. */
+    private volatile CompletableFuture<Void> hintWritten = HintSink.KEPT;
     private ScheduledThreadPoolExecutor timer;
     private Coordinator coordinator;
     /** The fakes in KEY's preference order. */
@@ -63,7 +65,10 @@ class HintingCoordinatorTest {
         coordinator = new Coordinator("n1", placement, Map.copyOf(fakes), new HybridLogicalClock(clock), clock,
                 Duration.ofMinutes(5), RequestTimer.of(timer), (start, end) -> {
                     throw new AssertionError("no range expected");
-                }, (nodeId, key, record) -> hints.add(new Hinted(nodeId, key, record)));
+                }, (nodeId, key, record) -> {
+                    hints.add(new Hinted(nodeId, key, record));
+                    return hintWritten;
+                });
     }
 
     @AfterEach
@@ -101,6 +106,55 @@ class HintingCoordinatorTest {
         remote(0).write().complete(true);
         remote(1).write().completeExceptionally(new ReplicaUnavailableException("timed out"));
         assertThat(hints).extracting(Hinted::nodeId).containsExactly(remote(1).id);
+    }
+
+    @Test
+    void theAnswerWaitsForTheHintsMadeBeforeIt() {
+        hintWritten = new CompletableFuture<>();
+        CompletableFuture<Record> put = coordinator.put(KEY, VALUE, 0, quorum(1, 3));
+        remote(0).write().completeExceptionally(new ReplicaUnavailableException(remote(0).id + " is unreachable"));
+        fakes.get("n1").write().complete(true);
+        assertThat(hints).extracting(Hinted::nodeId).containsExactly(remote(0).id);
+        assertThat(put).as("acknowledged, but its hint is not written yet").isNotDone();
+
+        hintWritten.complete(null);
+        assertThat(put).isCompleted();
+    }
+
+    @Test
+    void aReplicaKnownDownIsHintedAndTheHintWrittenBeforeTheAnswer() {
+        hintWritten = new CompletableFuture<>();
+        CompletableFuture<Record> put = coordinator.put(KEY, VALUE, 0, quorum(1, 3));
+        remote(0).write().completeExceptionally(new ReplicaUnavailableException(
+                ReplicaUnavailableException.Reason.KNOWN_DOWN, remote(0).id + " is down"));
+        assertThat(hints).as("the write may yet be answered 503, with no effect anywhere").isEmpty();
+        fakes.get("n1").write().complete(true);
+        assertThat(hints).extracting(Hinted::nodeId).containsExactly(remote(0).id);
+        assertThat(put).isNotDone();
+
+        hintWritten.complete(null);
+        assertThat(put).isCompleted();
+    }
+
+    @Test
+    void aWriteAnswered504WaitsForItsHintsToo() {
+        hintWritten = new CompletableFuture<>();
+        CompletableFuture<Record> put = coordinator.put(KEY, VALUE, 0, quorum(3, 3));
+        remote(0).write().completeExceptionally(new ReplicaUnavailableException(remote(0).id + " is unreachable"));
+        assertThat(put).isNotDone();
+
+        hintWritten.complete(null);
+        assertThat(catchThrowable(put::join)).cause().isInstanceOf(NotEnoughReplicasException.class);
+    }
+
+    @Test
+    void hintsMadeAfterTheAnswerDoNotHoldIt() {
+        CompletableFuture<Record> put = coordinator.put(KEY, VALUE, 0, quorum(1, 3));
+        fakes.get("n1").write().complete(true);
+        assertThat(put).isCompleted();
+        hintWritten = new CompletableFuture<>();
+        remote(0).write().completeExceptionally(new ReplicaUnavailableException("late failure"));
+        assertThat(hints).extracting(Hinted::nodeId).containsExactly(remote(0).id);
     }
 
     @Test

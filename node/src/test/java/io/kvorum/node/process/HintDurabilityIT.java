@@ -5,18 +5,29 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.cluster.InvalidTopologyException;
+import io.kvorum.testkit.NodeJvm;
 import java.io.IOException;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,6 +59,8 @@ class HintDurabilityIT {
     private static final Duration DELIVERY = Duration.ofSeconds(5);
     private static final int N1 = 0;
     private static final int N2 = 1;
+    private static final int WRITERS = 8;
+    private static final int ACKED_BEFORE_KILL = 300;
 
     @TempDir
     Path tmp;
@@ -78,6 +91,95 @@ class HintDurabilityIT {
         cluster.startReady(N1);
         cluster.startReady(N2);
         awaitOnN1(cluster, hinted, "n1 started and ready first, then n2");
+    }
+
+    /**
+     * docs/operations.md#hinted-handoff: with {@code --fsync}, a hint made before the answer is
+     * written and fsynced before the answer, so a coordinator killed (SIGKILL) right after its
+     * answers still delivers them once back. n2 coordinates while it knows n1 down, so every write
+     * fails on n1 at once, before the answer; writers keep writing while n2 is killed as soon as
+     * {@link #ACKED_BEFORE_KILL} writes were acknowledged. Every write acknowledged before the kill
+     * must reach n1 after both restart (issue 53: a hint still queued at SIGKILL was lost).
+     */
+    @Test
+    void hintsOfWritesAnsweredBeforeASigkillReachTheReplicaWhenBothComeBack() throws Exception {
+        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 2, "--anti-entropy-interval", "0",
+                "--fsync");
+        cluster.startReady(N2);
+        awaitN1KnownDown(cluster);
+        List<String> keys = keysWhoseFirstReplicaIsN1(cluster, 5_000);
+        Set<String> acked = ConcurrentHashMap.newKeySet();
+        CountDownLatch enough = new CountDownLatch(ACKED_BEFORE_KILL);
+        AtomicInteger next = new AtomicInteger();
+        AtomicBoolean killed = new AtomicBoolean();
+        ExecutorService writers = Executors.newFixedThreadPool(WRITERS);
+        try {
+            for (int w = 0; w < WRITERS; w++) {
+                writers.execute(() -> {
+                    int i;
+                    while (!killed.get() && (i = next.getAndIncrement()) < keys.size()) {
+                        String key = keys.get(i);
+                        try {
+                            HttpResponse<String> put = http.send(HttpRequest.newBuilder(
+                                    cluster.entity(N2, key, "ack=1&from=2")).timeout(Duration.ofSeconds(10))
+                                    .PUT(HttpRequest.BodyPublishers.ofString(valueOf(key))).build(),
+                                    HttpResponse.BodyHandlers.ofString());
+                            if (put.statusCode() == 201) {
+                                acked.add(key);
+                                enough.countDown();
+                            }
+                        } catch (IOException e) {
+                            return; // n2 was killed: no answer, nothing acknowledged
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return;
+                        }
+                    }
+                });
+            }
+            assertThat(enough.await(2, TimeUnit.MINUTES)).as("%d writes acknowledged through n2 (%d so far)",
+                    ACKED_BEFORE_KILL, acked.size()).isTrue();
+            cluster.process(N2).kill();
+            killed.set(true);
+            assertThat(cluster.process(N2).awaitExit(NodeJvm.KILL_TIMEOUT)).as("n2's exit after SIGKILL").isNotZero();
+        } finally {
+            writers.shutdown();
+            assertThat(writers.awaitTermination(1, TimeUnit.MINUTES)).isTrue();
+        }
+
+        cluster.startAllReady(N1, N2);
+        Set<String> missing = ConcurrentHashMap.newKeySet();
+        missing.addAll(acked);
+        Await.until(String.format("n1 to hold each of the %d writes acknowledged by n2 (ack=1&from=2, --fsync, n1 "
+                        + "down) before n2 was killed, within %d ms of both being ready", acked.size(),
+                        DELIVERY.toMillis()),
+                DELIVERY,
+                () -> {
+                    missing.removeIf(key -> {
+                        HttpResponse<String> r = send(HttpRequest.newBuilder(cluster.entity(N1, key, "ack=1&from=1"))
+                                .timeout(Duration.ofSeconds(2)).GET().build());
+                        return r.statusCode() == 200 && r.body().equals(valueOf(key));
+                    });
+                    return missing.isEmpty();
+                },
+                () -> missing.size() + " still missing on n1, e.g. " + missing.stream().limit(5).toList()
+                        + "\nwhat n2 logged about hints:\n" + hintLog(cluster));
+    }
+
+    private static String valueOf(String key) {
+        return "hinted value of " + key;
+    }
+
+    /** Polls n2's {@code GET /v0/status} until it shows n1 {@code down}: writes to n1 then fail at once. */
+    private void awaitN1KnownDown(LocalCluster cluster) {
+        AtomicReference<String> last = new AtomicReference<>("no answer yet");
+        HttpRequest status = HttpRequest.newBuilder(URI.create(NodeJvm.loopbackUri(cluster.http(N2)) + "/v0/status"))
+                .timeout(Duration.ofSeconds(2)).GET().build();
+        Await.until("n2 to show n1 down in GET /v0/status", Duration.ofSeconds(30), () -> {
+            String body = send(status).body();
+            last.set(body);
+            return body.contains("\"n1\":{\"state\":\"down\"");
+        }, last::get);
     }
 
     /** The write that n1 missed, and how it was made. */
@@ -134,15 +236,20 @@ class HintDurabilityIT {
      * alone, docs/operations.md#how-replicas-converge), so that a read with {@code from=1} through n1 answers from n1's copy.
      */
     private static String keyWhoseFirstReplicaIsN1(LocalCluster cluster) {
+        return keysWhoseFirstReplicaIsN1(cluster, 1).get(0);
+    }
+
+    /** {@code count} keys whose first replica is n1, as {@link #keyWhoseFirstReplicaIsN1}. */
+    private static List<String> keysWhoseFirstReplicaIsN1(LocalCluster cluster, int count) {
         Placement placement;
         try {
             placement = new Placement(Topology.parse(cluster.spec()));
         } catch (InvalidTopologyException e) {
             throw new AssertionError(e);
         }
-        return IntStream.range(0, 100).mapToObj(i -> "hinted-" + i)
+        return IntStream.range(0, 100 * count).mapToObj(i -> "hinted-" + i)
                 .filter(k -> placement.replicasFor(k.getBytes(StandardCharsets.UTF_8), 1).get(0).id().equals("n1"))
-                .findFirst().orElseThrow();
+                .limit(count).toList();
     }
 
     private HttpResponse<String> send(HttpRequest.Builder request) {
