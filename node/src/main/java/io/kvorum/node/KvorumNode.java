@@ -274,7 +274,7 @@ public final class KvorumNode implements AutoCloseable {
             }, LiveTls.REFRESH_SECONDS, LiveTls.REFRESH_SECONDS, TimeUnit.SECONDS);
         }
         HttpGateway gateway = new HttpGateway(coordinator,
-                new MembershipAdmin(cluster, new Cleanup(storage, cluster::membership, selfId), executors.maintenance),
+                new MembershipAdmin(cluster, new Cleanup(storage, cluster::membership, cluster::newestEpochSeen, selfId), executors.maintenance),
                 clock, config.maxValueBytes(), config.maxConnections(), tuning.rangeBatchBytes(), loops,
                 () -> {
                     Membership now = cluster.membership();

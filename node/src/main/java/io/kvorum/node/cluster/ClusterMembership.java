@@ -17,6 +17,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -52,6 +53,8 @@ public final class ClusterMembership implements MembershipResponder {
     /** Refused proposals, logged at most once a minute per sender. */
     private final LogRateLimit refusals = new LogRateLimit(Duration.ofMinutes(1));
     private final AtomicBoolean changing = new AtomicBoolean();
+    /** The newest epoch a member's request carried ({@link #sawEpoch}). */
+    private final AtomicLong newestSeen = new AtomicLong();
     private volatile Function<String, MembershipPeer> peers = id -> null;
     private volatile Membership current;
     private volatile boolean member;
@@ -196,8 +199,17 @@ public final class ClusterMembership implements MembershipResponder {
         return b.append(m.readsFromComing() ? " (reads from the coming membership)" : "").toString();
     }
 
+    /**
+     * The newest epoch this node knows of: its own, or a newer one a member's request carried,
+     * which it may not have adopted yet (a change under way, seen before its proposal arrived).
+     */
+    public long newestEpochSeen() {
+        return Math.max(newestSeen.get(), current.epoch());
+    }
+
     @Override
     public void sawEpoch(String sender, long epoch) {
+        newestSeen.accumulateAndGet(epoch, Math::max);
         if (epoch <= current.epoch() || System.nanoTime() - quietUntil < 0 || !fetching.compareAndSet(false, true)) {
             return;
         }
