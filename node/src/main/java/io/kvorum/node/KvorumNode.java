@@ -300,7 +300,7 @@ public final class KvorumNode implements AutoCloseable {
         useMembership.accept(m); // what the listener did not see: the stored membership, or the one joined
         ExpiryPurger purger = new ExpiryPurger(storage, clock, config.tombstoneGrace().toMillis(),
                 ExpiryPurger.Pacing.DEFAULT, config.maxClockOffset().toMillis(),
-                () -> peers.clockOffsets().writeRefusal() == null, ledger);
+                () -> peers.clockOffsets().writeRefusal() == null && !peers.clockOffsets().isAheadOfAPeer(), ledger);
         metrics.bindTombstones(purger::tombstonesHeldBack, purger::tombstonesPurged);
         long purgeMs = config.purgeInterval().toMillis();
         executors.maintenance.scheduleWithFixedDelay(() -> {

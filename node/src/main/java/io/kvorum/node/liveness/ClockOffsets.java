@@ -141,6 +141,25 @@ public final class ClockOffsets {
         }
     }
 
+    /**
+     * Whether a peer measured within {@code staleAfter} finds this node's clock ahead of its own by
+     * more than {@code --max-clock-offset}, whatever the uncertainty. A tie refuses no writes, but
+     * this node may be the one running ahead, so it deletes no expired value meanwhile
+     * (docs/operations.md#expiry-and-tombstones). False when the bound is zero.
+     */
+    public boolean isAheadOfAPeer() {
+        if (maxOffsetMillis <= 0) {
+            return false;
+        }
+        long nowNanos = clock.nanoTime();
+        for (Offset o : offsets.values()) {
+            if (o.millis < 0 && isFresh(o, nowNanos) && o.certainlyBeyond(maxOffsetMillis)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private boolean isFresh(Offset o, long nowNanos) {
         return nowNanos - o.atNanos <= staleAfterNanos;
     }

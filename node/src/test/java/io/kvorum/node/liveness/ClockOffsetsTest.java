@@ -138,4 +138,22 @@ class ClockOffsetsTest {
         assertThat(unchecked.writeRefusal()).isNull();
         assertThat(unchecked.offset("n3").millis()).isEqualTo(3_600_000);
     }
+
+    @Test
+    void aNodeThatAPeerFindsAheadIsAheadOfAPeerEvenInATie() {
+        answered("n2", -5_000, 2);
+        assertThat(offsets.writeRefusal()).as("a tie refuses no writes").isNull();
+        assertThat(offsets.isAheadOfAPeer()).as("n2's clock 5 s behind this node's").isTrue();
+
+        clock.advance(STALE_AFTER.toMillis() + 1);
+        assertThat(offsets.isAheadOfAPeer()).as("once the reading is stale").isFalse();
+    }
+
+    @Test
+    void aNodeBehindItsPeersOrWithinTheBoundIsNotAheadOfAPeer() {
+        answered("n2", 5_000, 2);
+        answered("n3", -400, 2);
+        assertThat(offsets.isAheadOfAPeer()).isFalse();
+        assertThat(new ClockOffsets(clock, Duration.ZERO, STALE_AFTER).isAheadOfAPeer()).as("bound off").isFalse();
+    }
 }
