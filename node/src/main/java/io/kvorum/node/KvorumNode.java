@@ -113,7 +113,12 @@ public final class KvorumNode implements AutoCloseable {
      * once {@code --warm-up} has compiled its request path ({@link RequestPathWarmup}).
      */
     public static KvorumNode start(NodeConfig config) throws StartupException {
-        return start(config, OWN_ENTRY_PORT, Clock.SYSTEM, GrpcTransport.FACTORY, true);
+        return start(config, Clock.SYSTEM);
+    }
+
+    /** As {@link #start(NodeConfig)}, on {@code clock}. */
+    public static KvorumNode start(NodeConfig config, Clock clock) throws StartupException {
+        return start(config, OWN_ENTRY_PORT, clock, GrpcTransport.FACTORY, true);
     }
 
     /**

@@ -6,6 +6,7 @@ import io.kvorum.node.config.ConfigException;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.storage.LevelDbNativeLibrary;
+import io.kvorum.node.time.Clock;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.EnumMap;
@@ -75,7 +76,7 @@ public final class Main {
         LevelDbNativeLibrary.installIn(config.dataDir().resolve("native"));
         KvorumNode node;
         try {
-            node = KvorumNode.start(config);
+            node = KvorumNode.start(config, clock());
         } catch (KvorumNode.StartupException | RuntimeException e) {
             if (signals.stopRequested()) { // what failed was the start a signal cut short
                 LoggerFactory.getLogger(Main.class).info("node stopped before it had started");
@@ -188,4 +189,22 @@ public final class Main {
         String v = Main.class.getPackage().getImplementationVersion();
         return v != null ? v : "development build";
     }
+
+    /**
+     * A test hook, not an option: the system property {@value #CLOCK_SHIFT_PROPERTY} (milliseconds)
+     * shifts the node's wall clock, so that process tests can run a node whose clock is off
+     * (docs/architecture.md#test-hooks). Logged at WARN when set.
+     */
+    static Clock clock() {
+        long shift = Long.getLong(CLOCK_SHIFT_PROPERTY, 0L);
+        if (shift == 0) {
+            return Clock.SYSTEM;
+        }
+        LoggerFactory.getLogger(Main.class).warn("test hook {}: this node's wall clock runs {} ms off the machine's",
+                CLOCK_SHIFT_PROPERTY, shift);
+        return Clock.SYSTEM.shiftedBy(shift);
+    }
+
+    /** See {@link #clock()}. */
+    static final String CLOCK_SHIFT_PROPERTY = "kvorum.test.clockShiftMillis";
 }

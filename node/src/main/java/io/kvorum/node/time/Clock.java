@@ -12,6 +12,25 @@ public interface Clock {
     /** Monotonic time in nanoseconds, for deadlines and durations only. */
     long nanoTime();
 
+    /**
+     * This clock with its wall clock {@code millis} ahead (behind, if negative); its monotonic time
+     * is the same. For tests of a node whose clock is off (see {@code Main}).
+     */
+    default Clock shiftedBy(long millis) {
+        Clock base = this;
+        return new Clock() {
+            @Override
+            public long currentTimeMillis() {
+                return base.currentTimeMillis() + millis;
+            }
+
+            @Override
+            public long nanoTime() {
+                return base.nanoTime();
+            }
+        };
+    }
+
     Clock SYSTEM = new Clock() {
         @Override
         public long currentTimeMillis() {

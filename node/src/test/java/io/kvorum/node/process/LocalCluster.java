@@ -97,10 +97,15 @@ final class LocalCluster {
      * ({@code n2}), later ones {@code n2-restart1}, ... (the names of their log files).
      */
     NodeJvm start(int node) {
+        return start(node, new String[0]);
+    }
+
+    /** As {@link #start(int)}, with options for the JVM (a test hook's system property, say). */
+    NodeJvm start(int node, String... jvmOptions) {
         assertThat(current[node] == null || !current[node].isAlive()).as("%s is not running", id(node)).isTrue();
         int starts = history.get(node).size();
         String name = starts == 0 ? id(node) : id(node) + "-restart" + starts;
-        current[node] = nodes.launch(name).args(args.get(node)).start();
+        current[node] = nodes.launch(name).jvmOptions(jvmOptions).args(args.get(node)).start();
         history.get(node).add(current[node]);
         return current[node];
     }
