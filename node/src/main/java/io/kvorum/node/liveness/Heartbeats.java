@@ -43,6 +43,7 @@ public final class Heartbeats implements PingListener, AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private final Duration interval;
     private final Clock clock;
+    private final Incarnations incarnations;
     private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
     private final Map<String, PeerProbe> probes = new ConcurrentHashMap<>();
     private volatile ScheduledFuture<?> ticks;
@@ -50,6 +51,13 @@ public final class Heartbeats implements PingListener, AutoCloseable {
 
     public Heartbeats(PeerLiveness liveness, ClockOffsets clockOffsets, ScheduledExecutorService scheduler,
                       Duration interval, Clock clock) {
+        this(liveness, clockOffsets, scheduler, interval, clock, Incarnations.NONE);
+    }
+
+    /** @param incarnations told what each ping carried and what each answer said of this node's store */
+    public Heartbeats(PeerLiveness liveness, ClockOffsets clockOffsets, ScheduledExecutorService scheduler,
+                      Duration interval, Clock clock, Incarnations incarnations) {
+        this.incarnations = incarnations;
         this.liveness = liveness;
         this.clockOffsets = clockOffsets;
         this.scheduler = scheduler;
@@ -115,6 +123,15 @@ public final class Heartbeats implements PingListener, AutoCloseable {
         }
     }
 
+    /**
+     * Remembered for any sender the transport let through, a member (its cluster check refuses the
+     * others), also before this node has connected to it.
+     */
+    @Override
+    public String incarnationSeen(String peer, String incarnation) {
+        return incarnations.seen(peer, incarnation);
+    }
+
     @Override
     public long wallClockMillis() {
         return clock.currentTimeMillis();
@@ -153,24 +170,27 @@ public final class Heartbeats implements PingListener, AutoCloseable {
     private CompletableFuture<Void> ping(PeerProbe probe, Kind kind) {
         long start = clock.nanoTime();
         long sentAtMillis = clock.currentTimeMillis();
-        CompletableFuture<Long> sent;
+        CompletableFuture<PeerProbe.Pong> sent;
         try {
-            sent = probe.ping(kind);
+            sent = probe.ping(kind, incarnations.own());
         } catch (RuntimeException e) {
             sent = CompletableFuture.failedFuture(e);
         }
-        return sent.handle((peerMillis, error) -> {
+        return sent.handle((pong, error) -> {
             String peer = probe.nodeId();
             if (error == null) {
                 long roundTrip = clock.nanoTime() - start;
                 // A reconnection's longer round trip only widens the clock reading's uncertainty.
-                clockOffsets.measured(peer, sentAtMillis, roundTrip, peerMillis == null ? 0 : peerMillis);
+                clockOffsets.measured(peer, sentAtMillis, roundTrip, pong == null ? 0 : pong.wallMillis());
+                incarnations.answered(peer, pong == null || pong.remembered() == null ? "" : pong.remembered());
                 // Only a plain heartbeat measures the network; the others include a reconnection.
                 liveness.answered(peer, kind == Kind.HEARTBEAT ? roundTrip : -1);
             } else if (ReplicaUnavailableException.reasonOf(error) == ReplicaUnavailableException.Reason.TIMED_OUT) {
                 liveness.missed(peer);
+                incarnations.unanswered(peer);
             } else {
                 liveness.unreachable(peer);
+                incarnations.unanswered(peer);
             }
             return null;
         });

@@ -19,4 +19,10 @@ public interface PingListener {
      * pinging peer measures from it how far the two nodes' clocks are apart ({@link ClockOffsets}).
      */
     long wallClockMillis();
+
+    /**
+     * Every ping names the incarnation of the sender's store; the answer carries what this returns
+     * ({@link Incarnations#seen}). Called before {@link #pinged} or {@link #announced}.
+     */
+    String incarnationSeen(String peer, String incarnation);
 }

@@ -104,7 +104,7 @@ class HeartbeatsTest {
         Heartbeats h = started(NEVER);
         Ping toN2 = probeUntilPinged(h, n2);
         clock.advance(4);
-        toN2.answer().complete(clock.currentTimeMillis() - 2 + 7_000); // answered mid-trip, 7 s ahead
+        toN2.answer().complete(new PeerProbe.Pong(clock.currentTimeMillis() - 2 + 7_000, "")); // answered mid-trip, 7 s ahead
         within10s().untilAsserted(() -> assertThat(clockOffsets.offset("n2")).as("n2's clock").isNotNull()
                 .extracting(ClockOffsets.Offset::millis).isEqualTo(7_000L));
         assertThat(h.wallClockMillis()).as("what this node's answers carry").isEqualTo(clock.currentTimeMillis());
@@ -181,7 +181,7 @@ class HeartbeatsTest {
         assertThat(liveness.state("n2")).isEqualTo(UNKNOWN);
     }
 
-    record Ping(Kind kind, CompletableFuture<Long> answer) {
+    record Ping(Kind kind, CompletableFuture<PeerProbe.Pong> answer) {
     }
 
     /** A peer whose answers the test gives: every ping waits in {@link #pings}. */
@@ -199,8 +199,8 @@ class HeartbeatsTest {
         }
 
         @Override
-        public CompletableFuture<Long> ping(Kind kind) {
-            CompletableFuture<Long> answer = new CompletableFuture<>();
+        public CompletableFuture<PeerProbe.Pong> ping(Kind kind, String incarnation) {
+            CompletableFuture<PeerProbe.Pong> answer = new CompletableFuture<>();
             pings.add(new Ping(kind, answer));
             return answer;
         }

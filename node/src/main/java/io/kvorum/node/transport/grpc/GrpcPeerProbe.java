@@ -32,7 +32,7 @@ record GrpcPeerProbe(PeerChannel peer, Duration timeout) implements PeerProbe {
     }
 
     @Override
-    public CompletableFuture<Long> ping(Kind kind) {
+    public CompletableFuture<Pong> ping(Kind kind, String incarnation) {
         long deadlineMillis = kind == Kind.ANNOUNCE ? 2 * timeout.toMillis() : timeout.toMillis();
         LivenessGrpc.LivenessStub call = LivenessGrpc.newStub(peer.channel())
                 .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS);
@@ -43,12 +43,13 @@ record GrpcPeerProbe(PeerChannel peer, Duration timeout) implements PeerProbe {
         PingRequest request = PingRequest.newBuilder()
                 .setHeader(peer.header(deadlineMillis))
                 .setAnnounce(kind == Kind.ANNOUNCE)
+                .setIncarnation(incarnation)
                 .build();
-        CompletableFuture<Long> answered = new CompletableFuture<>();
+        CompletableFuture<Pong> answered = new CompletableFuture<>();
         call.ping(request, new StreamObserver<>() {
             @Override
             public void onNext(PingResponse response) {
-                answered.complete(response.getWallMillis());
+                answered.complete(new Pong(response.getWallMillis(), response.getRememberedIncarnation()));
             }
 
             @Override
@@ -58,7 +59,7 @@ record GrpcPeerProbe(PeerChannel peer, Duration timeout) implements PeerProbe {
 
             @Override
             public void onCompleted() {
-                answered.complete(0L); // no answer message: nothing measured
+                answered.complete(new Pong(0, "")); // no answer message: nothing measured
             }
         });
         return answered;

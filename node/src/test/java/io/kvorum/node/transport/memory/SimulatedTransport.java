@@ -302,16 +302,19 @@ final class SimulatedTransport implements PeerTransport {
         }
 
         @Override
-        public CompletableFuture<Long> ping(Kind kind) {
+        public CompletableFuture<Pong> ping(Kind kind, String incarnation) {
             if (kind == Kind.ANNOUNCE) {
                 return call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(2), t -> {
                     PingListener pings = t.local().pings();
-                    return pings.announced(selfId).thenApply(ignored -> pings.wallClockMillis());
+                    String remembered = pings.incarnationSeen(selfId, incarnation);
+                    return pings.announced(selfId).thenApply(ignored -> new Pong(pings.wallClockMillis(), remembered));
                 });
             }
             return call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT, t -> {
-                t.local().pings().pinged(selfId);
-                return CompletableFuture.completedFuture(t.local().pings().wallClockMillis());
+                PingListener pings = t.local().pings();
+                String remembered = pings.incarnationSeen(selfId, incarnation);
+                pings.pinged(selfId);
+                return CompletableFuture.completedFuture(new Pong(pings.wallClockMillis(), remembered));
             });
         }
     }
