@@ -24,7 +24,10 @@ import io.kvorum.node.membership.MoveProgress;
 import io.kvorum.node.membership.JoinStream;
 import io.kvorum.node.membership.LeaveStream;
 import io.kvorum.node.membership.MembershipAdmin;
+import io.kvorum.node.membership.RebuildStream;
 import io.kvorum.node.metrics.NodeMetrics;
+import io.kvorum.node.rebuild.Rebuild;
+import io.kvorum.node.rebuild.RebuildingReplica;
 import io.kvorum.node.security.BearerTokens;
 import io.kvorum.node.security.LiveTls;
 import io.kvorum.node.security.MemberCertificate;
@@ -68,6 +71,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -180,6 +185,7 @@ public final class KvorumNode implements AutoCloseable {
         NodeMetrics metrics = new NodeMetrics(config.self().id(), config.topology().members().stream().map(ClusterMember::id).toList(),
                 AntiEntropyService.roundOutcomes());
         parts.add("metrics", graceful -> metrics.close());
+        boolean storeExisted = Files.isDirectory(config.dataDir().resolve("records"));
         StorageService storage = openStorage(config, metrics);
         // Its own thread: a purge pass on the maintenance thread can take minutes.
         ScheduledThreadPoolExecutor diskCheck = NodeThreads.scheduled("disk-check", 1);
@@ -215,12 +221,16 @@ public final class KvorumNode implements AutoCloseable {
                 ledger.close();
             }
         });
+        Rebuild rebuild = openRebuild(config, storage, storeExisted, !joining && stored.topology().size() > 1,
+                () -> cluster.membership().topology().members().stream().map(ClusterMember::id)
+                        .filter(id -> !id.equals(selfId)).collect(Collectors.toSet()));
+        metrics.bindRebuilding(rebuild::refuseReads);
         AntiEntropyService antiEntropy = new AntiEntropyService(selfId, stored.current(), stored.replicationFactor(),
                 new RepairStorage(storage, local, new RepairStorage.Pacing(config.antiEntropyRate(),
                         config.antiEntropyBandwidth(), RepairStorage.Pacing.INDEX_ENTRIES_PER_SECOND)), executors.antiEntropy,
                 config.antiEntropyInterval(), tuning.antiEntropyIdleTimeout(), metrics, ledger);
-        PeerWiring peers = PeerWiring.start(config, clock, transports, parts, executors.rangeTimer, deadlines, loops, local,
-                localRange, antiEntropy, cluster, storage.disk(), metrics);
+        PeerWiring peers = PeerWiring.start(config, clock, transports, parts, executors.rangeTimer, deadlines, loops,
+                new RebuildingReplica(local, rebuild), localRange, antiEntropy, cluster, storage.disk(), metrics, rebuild);
         peers.reconcile(stored.topology());
         if (joining) {
             join(cluster, peers, config);
@@ -234,6 +244,9 @@ public final class KvorumNode implements AutoCloseable {
         peers.clockOffsets().onRefusalChange(coordinator::refuseWrites);
         JoinStream joinStream = new JoinStream(cluster, peers::range, local, new MoveProgress(config.dataDir(), MoveProgress.JOIN_FILE),
                 tuning.changes(), config.requestTimeout());
+        RebuildStream rebuildStream = new RebuildStream(cluster, peers::range, local,
+                new MoveProgress(config.dataDir(), MoveProgress.REBUILD_FILE), tuning.changes(), config.requestTimeout(), rebuild,
+                metrics.rebuildRecords());
         LeaveStream leaveStream = new LeaveStream(cluster, localRange, peers.replicas(),
                 new MoveProgress(config.dataDir(), MoveProgress.LEAVE_FILE), tuning.changes(), config.requestTimeout());
         AtomicBoolean member = new AtomicBoolean(true);
@@ -284,10 +297,14 @@ public final class KvorumNode implements AutoCloseable {
                 () -> {
                     Membership now = cluster.membership();
                     boolean alone = now.topology().size() < 2; // as documented: no peers, hints or rounds
-                    return NodeStatus.serving(selfId, now.topology().size(), now.replicationFactor(),
+                    NodeStatus serving = NodeStatus.serving(selfId, now.topology().size(), now.replicationFactor(),
                             alone ? null : peers.peerStatus(), alone ? null : peers.hintStatus(),
                             alone ? null : antiEntropy.state(), storage.store().approximateBytes(),
                             storage.failures().summary(), peers.clockOffsets().writeRefusal());
+                    Rebuild.State state = rebuild.state();
+                    return state == Rebuild.State.SERVING ? serving : serving.rebuilding(new NodeStatus.Rebuilding(
+                            state == Rebuild.State.CHECKING ? "checking" : "streaming",
+                            (long) metrics.rebuildRecords().count()));
                 },
                 antiEntropy::repair, metrics, config.security().tls(), tokens);
         // Stopped early: the gateway gets its grace for requests in progress only on a graceful stop.
@@ -299,6 +316,8 @@ public final class KvorumNode implements AutoCloseable {
         // its channels under them (grpc-java leaks the buffers of a stream cut that way).
         parts.add("join stream", graceful -> joinStream.close());
         parts.add("leave stream", graceful -> leaveStream.close());
+        parts.add("rebuild stream", graceful -> rebuildStream.close());
+        rebuild.listen(rebuildStream);
 
         peers.startLiveness();
         antiEntropy.start(peers.antiEntropyPeers(m.current()));
@@ -647,6 +666,21 @@ public final class KvorumNode implements AutoCloseable {
         if (aheadMillis > maxClockOffset.toMillis()) {
             log.warn("the wall clock is {} ms behind the timestamps stored; new timestamps continue from those "
                     + "until the wall clock catches up (check this machine's time source)", aheadMillis);
+        }
+    }
+
+    /**
+     * This node's store's incarnation and whether it must rebuild (docs/operations.md#replacing-a-disk).
+     * The store is empty when its directory did not exist before this start, or when it holds no
+     * record and no incarnation was kept yet (a start that died before keeping one).
+     */
+    private static Rebuild openRebuild(NodeConfig config, StorageService storage, boolean storeExisted,
+                                       boolean mayRebuild, Supplier<Set<String>> peerIds) throws StartupException {
+        try {
+            boolean empty = !storeExisted || (!Rebuild.kept(config.dataDir()) && storage.store().isEmpty());
+            return Rebuild.open(config.self().id(), config.dataDir(), empty, mayRebuild, peerIds);
+        } catch (IOException e) {
+            throw dataDirUnusable(config, e);
         }
     }
 

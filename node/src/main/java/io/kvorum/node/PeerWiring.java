@@ -18,6 +18,7 @@ import io.kvorum.node.http.NodeStatus;
 import io.kvorum.node.liveness.ClockOffsets;
 import io.kvorum.node.liveness.GuardedReplica;
 import io.kvorum.node.liveness.Heartbeats;
+import io.kvorum.node.liveness.Incarnations;
 import io.kvorum.node.liveness.PeerLiveness;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.storage.DamagedStoreException;
@@ -105,11 +106,13 @@ final class PeerWiring {
      * @param scheduler  runs the transport's own timeouts (e.g. of range batches)
      * @param disk       what hint writes leave free on the data directory's file system
      * @param metrics    reports each peer's liveness and hints; {@link #hintStatus} reads the hints back from it
+     * @param incarnations what pings carry of this node's store and answer of the peers' (docs/operations.md#replacing-a-disk)
      */
     static PeerWiring start(NodeConfig config, Clock clock, PeerTransport.Factory transports, Lifecycle parts,
                             ScheduledExecutorService scheduler, RequestTimer deadlines, EventLoops loops,
                             Replica local, RangeSource localRange, AntiEntropyResponders antiEntropy,
-                            ClusterMembership membership, DiskSpace disk, NodeMetrics metrics) throws StartupException {
+                            ClusterMembership membership, DiskSpace disk, NodeMetrics metrics, Incarnations incarnations)
+            throws StartupException {
         Tuning tuning = config.tuning();
         String selfId = config.self().id();
         PeerLiveness liveness = new PeerLiveness(List.of(), clock, tuning.liveness().missesToDown());
@@ -119,7 +122,8 @@ final class PeerWiring {
                 heartbeatInterval.multipliedBy(10));
         metrics.bindClockWritesRefused(() -> clockOffsets.writeRefusal() != null);
         ScheduledThreadPoolExecutor livenessExecutor = NodeThreads.scheduled("liveness", 1);
-        Heartbeats heartbeats = new Heartbeats(liveness, clockOffsets, livenessExecutor, heartbeatInterval, clock);
+        Heartbeats heartbeats = new Heartbeats(liveness, clockOffsets, livenessExecutor, heartbeatInterval, clock,
+                incarnations);
         Runnable stopHeartbeats = () -> {
             heartbeats.close();
             livenessExecutor.shutdownNow();

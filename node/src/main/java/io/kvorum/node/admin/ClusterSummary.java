@@ -11,7 +11,7 @@ import java.util.Map;
 /**
  * The text of {@code kvorum status}: a node's {@code GET /v0/status} as a header and one line per
  * member, the way that node sees the cluster, and last lines when its store has failed reads or
- * writes, and when it refuses writes for its clock. A pure function of the status, the address it
+ * writes, when it refuses writes for its clock, and when it is rebuilding its copies. A pure function of the status, the address it
  * was read from and the current time, so it can be checked without a node.
  */
 final class ClusterSummary {
@@ -72,6 +72,15 @@ final class ClusterSummary {
         }
         if (status.writesRefused() != null) {
             lines.add("WRITES REFUSED: " + status.writesRefused());
+        }
+        if (NodeStatus.REBUILDING.equals(status.status())) {
+            NodeStatus.Rebuilding how = status.rebuilding();
+            lines.add(how != null && "checking".equals(how.phase())
+                    ? "REBUILDING: " + status.node() + " started on an empty store and asks its peers whether the cluster "
+                    + "knew it with data; it answers no read as a replica meanwhile"
+                    : String.format(Locale.ROOT, "REBUILDING: %s lost its data and takes its copies back from the other "
+                    + "replicas (%d records so far); it answers no read as a replica until done", status.node(),
+                    how == null ? 0 : how.recordsTaken()));
         }
         return lines;
     }

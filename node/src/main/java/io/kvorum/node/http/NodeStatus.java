@@ -9,7 +9,9 @@ import java.util.Map;
  * field in this order. A part that does not apply is null, and then absent from the JSON.
  *
  * @param node              this node's id
- * @param status            always {@value #SERVING}: a node answers only once it serves
+ * @param status            {@value #SERVING}, or {@value #REBUILDING} while this node rebuilds its copies
+ *                          after it lost its data (it coordinates requests, but its replica answers
+ *                          no read until done: docs/operations.md#replacing-a-disk)
  * @param clusterSize       members of the cluster, this node included
  * @param replicationFactor replicas of each key
  * @param peers             what this node knows of each peer, by id; null in a single-node cluster
@@ -19,19 +21,35 @@ import java.util.Map;
  * @param storageErrors     the reads and writes the store failed since the start; null if none
  * @param writesRefused     why this node refuses writes now (its clock is off from its peers'); null
  *                          while it accepts them
+ * @param rebuilding        how the rebuild goes; null while {@link #status} is {@value #SERVING}
  */
 public record NodeStatus(String node, String status, int clusterSize, int replicationFactor,
                          Map<String, Peer> peers, Hints hints, AntiEntropyState antiEntropy, long storageBytes,
-                         StorageFailures.Summary storageErrors, String writesRefused) {
+                         StorageFailures.Summary storageErrors, String writesRefused, Rebuilding rebuilding) {
 
     public static final String SERVING = "serving";
+    public static final String REBUILDING = "rebuilding";
 
     /** A serving node's status. */
     public static NodeStatus serving(String node, int clusterSize, int replicationFactor, Map<String, Peer> peers,
                                      Hints hints, AntiEntropyState antiEntropy, long storageBytes,
                                      StorageFailures.Summary storageErrors, String writesRefused) {
         return new NodeStatus(node, SERVING, clusterSize, replicationFactor, peers, hints, antiEntropy, storageBytes,
-                storageErrors, writesRefused);
+                storageErrors, writesRefused, null);
+    }
+
+    /** This status, of a node that is rebuilding its copies. */
+    public NodeStatus rebuilding(Rebuilding how) {
+        return new NodeStatus(node, REBUILDING, clusterSize, replicationFactor, peers, hints, antiEntropy, storageBytes,
+                storageErrors, writesRefused, how);
+    }
+
+    /**
+     * @param phase        {@code checking} (started on an empty store; asking the peers whether the cluster
+     *                     knew it with data) or {@code streaming} (taking its keys' records from the peers)
+     * @param recordsTaken records taken from the peers since this node started
+     */
+    public record Rebuilding(String phase, long recordsTaken) {
     }
 
     /**

@@ -19,7 +19,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,23 +74,38 @@ public final class JoinStream extends RecordMover {
         if (source == null) {
             throw new IllegalStateException(sourceId + " is not connected");
         }
+        return take(source, sourceId, progress, key -> plan.comingReplica(key, replicationFactor, membership.selfId()),
+                local, pace, this::isClosed, n -> { });
+    }
+
+    /**
+     * Scans {@code source} from where {@code progress} left it and writes to {@code local} every
+     * record whose key is {@code mine}, at {@code pace}, a batch at a time; returns how many it
+     * wrote, each batch's count also told to {@code taken}. Shared with {@link RebuildStream}.
+     *
+     * @throws InterruptedException when {@code closed} turns true before the scan ends
+     */
+    static long take(RangeSource source, String sourceId, MoveProgress progress, Predicate<byte[]> mine, Replica local,
+                     Pace pace, BooleanSupplier closed, LongConsumer taken)
+            throws InterruptedException, ExecutionException, TimeoutException {
         byte[] after = progress.resumeAfter(sourceId);
-        long taken = 0;
+        long total = 0;
         try (EntryStream stream = source.open(after == null ? FIRST_KEY : successor(after), null)) {
-            while (!isClosed()) {
+            while (!closed.getAsBoolean()) {
                 List<Entry> batch = stream.next().get(BATCH_WAIT_SECONDS, TimeUnit.SECONDS);
                 if (batch.isEmpty()) {
-                    return taken;
+                    return total;
                 }
                 List<CompletableFuture<Boolean>> writes = new ArrayList<>(batch.size());
                 for (Entry e : batch) {
-                    if (plan.comingReplica(e.key(), replicationFactor, membership.selfId())) {
+                    if (mine.test(e.key())) {
                         pace.acquire();
                         writes.add(local.write(e.key(), e.record()));
                     }
                 }
                 CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get(BATCH_WAIT_SECONDS, TimeUnit.SECONDS);
-                taken += writes.size();
+                total += writes.size();
+                taken.accept(writes.size());
                 progress.advance(sourceId, batch.get(batch.size() - 1).key());
             }
         }

@@ -30,6 +30,8 @@ public final class MoveProgress {
     public static final String JOIN_FILE = "join-progress.json";
     /** A leaving node's. */
     public static final String LEAVE_FILE = "leave-progress.json";
+    /** A node rebuilding its copies after it lost its data. */
+    public static final String REBUILD_FILE = "rebuild-progress.json";
     private static final Logger log = LoggerFactory.getLogger(MoveProgress.class);
     private static final long SAVE_EVERY_NANOS = 500_000_000L;
     private static final String DONE = "done";
@@ -40,7 +42,7 @@ public final class MoveProgress {
     private final Map<String, String> sources = new HashMap<>();
     private long lastSave;
 
-    /** @param fileName {@link #JOIN_FILE} or {@link #LEAVE_FILE} */
+    /** @param fileName {@link #JOIN_FILE}, {@link #LEAVE_FILE} or {@link #REBUILD_FILE} */
     public MoveProgress(Path dataDir, String fileName) {
         this.file = dataDir.resolve(fileName);
     }

@@ -23,7 +23,8 @@ import org.slf4j.Logger;
  * then), {@link #move moves} the records, and tells the change coordinator ({@code MOVED}), which
  * switches reads and completes the change. A failed step (a peer unreachable, the coordinator
  * refusing for now) is retried after {@link Tuning.Changes#retryInterval}; progress survives in
- * {@link #progress}.
+ * {@link #progress}. {@link RebuildStream} runs on the same thread outside any change, overriding
+ * when it runs ({@link #wanted}), its retries and its last step ({@link #finish}).
  */
 abstract class RecordMover implements AutoCloseable {
 
@@ -42,6 +43,7 @@ abstract class RecordMover implements AutoCloseable {
     private Thread thread; // guarded by this
     private volatile boolean closed;
 
+    /** @param state the state the mover works in; null for one that decides by {@link #wanted} alone */
     RecordMover(ClusterMembership membership, MemberState state, NamedThreadFactory threads, MoveProgress progress,
                 Tuning.Changes tuning, Duration settle, Logger log) {
         this.membership = membership;
@@ -64,21 +66,49 @@ abstract class RecordMover implements AutoCloseable {
     }
 
     /** Starts the thread if {@code m} puts this node in the mover's state and it is not running. */
-    public synchronized void onMembership(Membership m) {
-        if (closed || thread != null || m.state(membership.selfId()) != state) {
+    public void onMembership(Membership m) {
+        if (state != null && m.state(membership.selfId()) == state) {
+            startThread();
+        }
+    }
+
+    /** Starts the thread unless it runs or this mover is closed. */
+    final synchronized void startThread() {
+        if (closed || thread != null) {
             return;
         }
         thread = threads.newThread(this::run);
         thread.start();
     }
 
+    /** Whether there is work: by default, while this node is in the mover's state. */
+    boolean wanted() {
+        return membership.membership().state(membership.selfId()) == state;
+    }
+
+    /** Whether the records have moved under {@code m} already: only {@link #finish} is missing. */
+    boolean movedAlready(Membership m) {
+        return m.readsFromComing(); // the coordinator switched reads: only its last step is missing
+    }
+
+    /** How long to wait before the next attempt, after one that waited {@code previous} failed. */
+    Duration nextRetry(Duration previous) {
+        return tuning.retryInterval();
+    }
+
+    /** What the log lines call this work. */
+    String what() {
+        return state.jsonName();
+    }
+
     private void run() {
         try {
             Thread.sleep(settle.toMillis()); // see the class comment: the previous epoch's writes end first
-            while (!closed && membership.membership().state(membership.selfId()) == state) {
+            Duration retry = tuning.retryInterval();
+            while (!closed && wanted()) {
                 try {
                     Membership m = membership.membership();
-                    if (!m.readsFromComing()) { // otherwise moved already: only the coordinator's last step is missing
+                    if (!movedAlready(m)) {
                         progress.beginFor(m.epoch());
                         move(m);
                     }
@@ -89,9 +119,9 @@ abstract class RecordMover implements AutoCloseable {
                     if (closed) {
                         return;
                     }
-                    log.warn("{}: {}; retrying in {} ms", state.jsonName(), Failures.unwrap(e).getMessage(),
-                            tuning.retryInterval().toMillis());
-                    Thread.sleep(tuning.retryInterval().toMillis()); // pacing of a retry
+                    log.warn("{}: {}; retrying in {} ms", what(), Failures.unwrap(e).getMessage(), retry.toMillis());
+                    Thread.sleep(retry.toMillis()); // pacing of a retry
+                    retry = nextRetry(retry);
                 }
             }
         } catch (InterruptedException e) {
@@ -104,7 +134,7 @@ abstract class RecordMover implements AutoCloseable {
     }
 
     /** Tells the change coordinator every record has moved; adopts the completed membership. */
-    private void finish() throws InterruptedException, ExecutionException, TimeoutException {
+    void finish() throws Exception {
         ClusterMember self = membership.membership().topology().member(membership.selfId());
         Membership done = membership.change(new MembershipChange(MembershipChange.Kind.MOVED, self))
                 .get(tuning.changeDeadline().toMillis() * 2, TimeUnit.MILLISECONDS);

@@ -174,6 +174,8 @@ public final class NodeMetrics implements AutoCloseable {
     private final Map<String, DoubleSupplier> clockOffsets = new ConcurrentHashMap<>();
     private volatile BooleanSupplier clockWritesRefused = () -> false;
     private volatile LongSupplier tombstonesPurged = () -> 0;
+    private volatile BooleanSupplier rebuilding = () -> false;
+    private final Counter rebuildRecords;
     private final Map<String, DoubleSupplier> hintsPendingSources = new ConcurrentHashMap<>();
     private final Map<String, Gauge> hintsPending = new ConcurrentHashMap<>();
     private final Map<String, Map<String, Counter>> rounds = new ConcurrentHashMap<>();
@@ -226,6 +228,9 @@ public final class NodeMetrics implements AutoCloseable {
                     .description("Reads that fetched a full record from another replica than the first asked, by cause")
                     .tag("cause", cause.label()).register(registry));
         }
+        rebuildRecords = Counter.builder("kvorum.rebuild.records")
+                .description("Records this node took from its peers while rebuilding its copies after it lost its data")
+                .register(registry);
         digestHedgesWithheld = Counter.builder("kvorum.digest.read.hedges.withheld")
                 .description("Reads whose slow replica was not hedged with a second record fetch: the hedge budget, a tenth of the reads, was spent")
                 .register(registry);
@@ -257,6 +262,8 @@ public final class NodeMetrics implements AutoCloseable {
         gauge("kvorum.clock.writes.refused", "1 while this node refuses writes because its wall clock is off from most"
                 + " of its peers' by more than --max-clock-offset, else 0", Tags.empty(),
                 () -> clockWritesRefused.getAsBoolean() ? 1 : 0);
+        gauge("kvorum.rebuilding", "1 while this node rebuilds its copies after it lost its data (or checks whether it"
+                + " must), refusing reads as a replica, else 0", Tags.empty(), () -> rebuilding.getAsBoolean() ? 1 : 0);
         members.forEach(this::registerMember);
         if (!jvm) {
             return;
@@ -427,6 +434,16 @@ public final class NodeMetrics implements AutoCloseable {
     /** Reports whether this node refuses writes for its clock: read at each scrape. */
     public void bindClockWritesRefused(BooleanSupplier refused) {
         clockWritesRefused = refused;
+    }
+
+    /** Reports whether this node is rebuilding its copies (docs/operations.md#replacing-a-disk): read at each scrape. */
+    public void bindRebuilding(BooleanSupplier rebuilding) {
+        this.rebuilding = rebuilding;
+    }
+
+    /** {@code kvorum_rebuild_records_total}: records taken from peers while rebuilding. */
+    public Counter rebuildRecords() {
+        return rebuildRecords;
     }
 
     // ---- hinted handoff ----

@@ -295,6 +295,13 @@ public final class LevelDbStore implements AutoCloseable {
         return applied;
     }
 
+    /** Whether the store holds no record at all (tombstones count as records). */
+    public boolean isEmpty() {
+        try (Cursor c = cursor(new byte[] {0}, null)) {
+            return c.next(1, Integer.MAX_VALUE).isEmpty();
+        }
+    }
+
     /**
      * A cursor over stored records with {@code start <= key < end} in ascending unsigned byte
      * order ({@code end == null}: to the last record; never into the {@link BucketIndex}). It

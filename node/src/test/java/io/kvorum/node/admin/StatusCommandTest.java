@@ -122,6 +122,17 @@ class StatusCommandTest {
     }
 
     @Test
+    void aRebuildingNodeSaysSoLast() throws IOException {
+        int exit = run(serve(200, THREE_NODES_ALL_UP.replace("\"status\":\"serving\"", "\"status\":\"rebuilding\"")
+                .replace("\"storageBytes\":52428800",
+                        "\"storageBytes\":52428800,\"rebuilding\":{\"phase\":\"streaming\",\"recordsTaken\":1200}")));
+
+        assertThat(exit).as("the members are up").isEqualTo(StatusCommand.EXIT_ALL_UP);
+        assertThat(out.toString(UTF_8).lines().toList()).hasSize(7).last().asString()
+                .startsWith("REBUILDING: n1 lost its data").contains("1200 records so far");
+    }
+
+    @Test
     void anUnreachableNodeExitsTwoWithOneLine() {
         int port = Ports.freePort();
 

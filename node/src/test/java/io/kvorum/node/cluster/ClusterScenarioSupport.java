@@ -3,6 +3,8 @@ package io.kvorum.node.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.client.KvorumException;
@@ -143,6 +145,13 @@ abstract class ClusterScenarioSupport {
                 .build();
         HttpResponse<String> response = RAW_HTTP.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         return new Answer(response.statusCode(), response.body());
+    }
+
+    /** {@code node}'s {@code /v0/status}, which must answer 200. */
+    static JsonObject status(MiniCluster c, String node) throws IOException, InterruptedException {
+        Answer status = raw(c, node, "GET", "/v0/status", null);
+        assertThat(status.status()).as("status of " + node).isEqualTo(Answer.OK);
+        return JsonParser.parseString(status.body()).getAsJsonObject();
     }
 
     static void assertNotEnoughReplicas(Answer answer, String what) {

@@ -2,8 +2,6 @@ package io.kvorum.node.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
@@ -369,12 +367,5 @@ abstract class OrderingScenarios extends ClusterScenarioSupport {
             assertThat(second.status()).as("the later write, through n4: " + second).isEqualTo(503);
             assertThat(get(c, "n1", key, q(3, 3))).isEqualTo(new Answer(Answer.OK, "first"));
         });
-    }
-
-    /** {@code node}'s {@code /v0/status}. */
-    private static JsonObject status(MiniCluster c, String node) throws Exception {
-        Answer status = raw(c, node, "GET", "/v0/status", null);
-        assertThat(status.status()).as("status of " + node).isEqualTo(Answer.OK);
-        return JsonParser.parseString(status.body()).getAsJsonObject();
     }
 }

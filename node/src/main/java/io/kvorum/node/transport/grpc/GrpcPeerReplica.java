@@ -10,6 +10,7 @@ import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.model.RecordDigest;
+import io.kvorum.node.rebuild.RebuildingException;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.node.time.RequestTimer;
 import io.kvorum.node.time.TimestampAheadException;
@@ -352,6 +353,7 @@ public final class GrpcPeerReplica implements Replica, AutoCloseable {
             case DEADLINE_PASSED ->
                     new ReplicaUnavailableException(Reason.TIMED_OUT, peer.peerId() + " dropped an expired request");
             case TIMESTAMP_AHEAD -> new TimestampAheadException(error.getMessage());
+            case REBUILDING -> new RebuildingException(error.getMessage());
             case INTERNAL, CODE_UNSPECIFIED, UNRECOGNIZED ->
                     new ReplicaUnavailableException(peer.peerId() + " failed: " + error.getMessage());
         };

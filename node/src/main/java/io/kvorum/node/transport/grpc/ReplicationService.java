@@ -5,6 +5,7 @@ import io.grpc.stub.StreamObserver;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.rebuild.RebuildingException;
 import io.kvorum.node.storage.StorageExpiredException;
 import io.kvorum.node.storage.StorageFailures;
 import io.kvorum.node.time.TimestampAheadException;
@@ -267,6 +268,9 @@ final class ReplicationService extends ReplicationGrpc.ReplicationImplBase {
         }
         if (t instanceof TimestampAheadException) {
             return error(callId, ReplicaError.Code.TIMESTAMP_AHEAD, t.getMessage());
+        }
+        if (t instanceof RebuildingException) {
+            return error(callId, ReplicaError.Code.REBUILDING, t.getMessage());
         }
         if (!(t instanceof StorageFailures.Reported)) {
             log.warn("replica operation failed", t);
