@@ -49,11 +49,26 @@ final class OwnedKeys {
 
     /** The first replica's value of each key, read through {@code via}: null where absent. */
     static List<String> firstReplicaValues(ClusterNode via, List<String> keys) {
+        return firstReplicaValues(via, keys, null);
+    }
+
+    /**
+     * As above, with {@code refused} where the first replica refused the read (504: it is down or
+     * rebuilding); null: such a read fails the test.
+     */
+    static List<String> firstReplicaValues(ClusterNode via, List<String> keys, String refused) {
         KvorumClient kv = via.client();
         List<String> values = new ArrayList<>();
         for (String key : keys) {
-            Optional<byte[]> v = kv.get(key, FIRST_REPLICA_ONLY).join();
-            values.add(v.map(b -> new String(b, StandardCharsets.UTF_8)).orElse(null));
+            try {
+                Optional<byte[]> v = kv.get(key, FIRST_REPLICA_ONLY).join();
+                values.add(v.map(b -> new String(b, StandardCharsets.UTF_8)).orElse(null));
+            } catch (CompletionException e) {
+                if (refused == null || !(e.getCause() instanceof KvorumException k && k.isNotEnoughReplicas())) {
+                    throw e;
+                }
+                values.add(refused);
+            }
         }
         return values;
     }
