@@ -62,8 +62,18 @@ public final class History {
 
     private final List<Op> ops = new ArrayList<>();
 
-    /** Sends one request and records it, with its outcome classified. */
+    /** Sends one request with the cluster's default quorum and records it, with its outcome classified. */
     public Op perform(int clientId, String nodeId, KvorumClient client, Type type, String key, String putValue) {
+        return perform(clientId, nodeId, client, type, key, putValue, KvorumClient.Options.DEFAULT);
+    }
+
+    /**
+     * Sends one request with {@code options} ({@code ack} and {@code from}) and records it. The
+     * {@link HistoryChecker} holds reads to the quorum rule, so every request on one key must name
+     * the same {@code from}, and a read's {@code ack} plus a write's must exceed it.
+     */
+    public Op perform(int clientId, String nodeId, KvorumClient client, Type type, String key, String putValue,
+                      KvorumClient.Options options) {
         long invokeMillis = System.currentTimeMillis();
         long invokeNanos = System.nanoTime();
         String value = putValue;
@@ -71,10 +81,10 @@ public final class History {
         String error = null;
         try {
             switch (type) {
-                case PUT -> client.put(key, putValue.getBytes(StandardCharsets.UTF_8)).join();
-                case DELETE -> client.delete(key).join();
+                case PUT -> client.put(key, putValue.getBytes(StandardCharsets.UTF_8), options).join();
+                case DELETE -> client.delete(key, options).join();
                 case GET -> {
-                    Optional<byte[]> read = client.get(key).join();
+                    Optional<byte[]> read = client.get(key, options).join();
                     value = read.map(b -> new String(b, StandardCharsets.UTF_8)).orElse(null);
                 }
                 default -> throw new IllegalArgumentException(type.toString());

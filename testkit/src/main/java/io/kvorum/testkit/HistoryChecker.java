@@ -29,6 +29,12 @@ import java.util.Map;
  * read going back in time). An absent answer must be explained the same way by some delete, or by
  * the initial state when F is empty. Reads of writes that may or may not have been applied are not
  * required to be monotonic: a partly applied write can be seen by one quorum and missed by the next.
+ *
+ * <p>Clocks that disagree: when the nodes' wall clocks are skewed from each other (within
+ * {@code --max-clock-offset}, docs/operations.md#clocks), a write's timestamp lies within the
+ * skew of the interval above, and last-write-wins may order two writes against real time by as
+ * much as the spread between the fastest and the slowest clock. {@link #check(List, long)} takes
+ * that spread and knows A older than B only when A was answered that much earlier still.
  */
 public final class HistoryChecker {
 
@@ -40,6 +46,18 @@ public final class HistoryChecker {
 
     /** The violations in {@code ops}, each a readable sentence; empty when the history is valid. */
     public static List<String> check(List<Op> ops) {
+        return check(ops, 0);
+    }
+
+    /**
+     * As {@link #check(List)}, for nodes whose wall clocks were up to {@code clockSpreadMillis}
+     * apart (the fastest clock's lead over the slowest, at any moment of the history).
+     */
+    public static List<String> check(List<Op> ops, long clockSpreadMillis) {
+        if (clockSpreadMillis < 0) {
+            throw new IllegalArgumentException("a clock spread is not negative: " + clockSpreadMillis);
+        }
+        long guard = GUARD_MILLIS + clockSpreadMillis;
         Map<String, List<Op>> byKey = new HashMap<>();
         Map<String, Op> putsByValue = new HashMap<>();
         for (Op op : ops) {
@@ -55,7 +73,8 @@ public final class HistoryChecker {
                     .filter(o -> o.type() == Type.DELETE && o.outcome() != Outcome.NO_EFFECT).toList();
             for (Op read : keyOps) {
                 if (read.type() == Type.GET && read.isAcked()) {
-                    String v = read.value() == null ? checkAbsent(read, acked, deletes) : checkValue(read, acked, putsByValue);
+                    String v = read.value() == null ? checkAbsent(read, acked, deletes, guard)
+                            : checkValue(read, acked, putsByValue, guard);
                     if (v != null) {
                         violations.add(v);
                     }
@@ -76,15 +95,18 @@ public final class HistoryChecker {
         return floor;
     }
 
-    /** Whether {@code candidate} is known to be ordered before a write sent at {@code floor}. */
-    private static boolean knownOlder(Op candidate, Op floor) {
+    /**
+     * Whether {@code candidate} is known to be ordered before a write sent at {@code floor}: it was
+     * answered at least {@code guardMillis} before.
+     */
+    private static boolean knownOlder(Op candidate, Op floor, long guardMillis) {
         if (floor == null || candidate.outcome() == Outcome.MAYBE_ANY_TIME) {
             return false;
         }
-        return candidate.completeMillis() + GUARD_MILLIS <= floor.invokeMillis();
+        return candidate.completeMillis() + guardMillis <= floor.invokeMillis();
     }
 
-    private static String checkValue(Op read, List<Op> acked, Map<String, Op> putsByValue) {
+    private static String checkValue(Op read, List<Op> acked, Map<String, Op> putsByValue, long guardMillis) {
         Op write = putsByValue.get(read.value());
         if (write == null || !write.key().equals(read.key())) {
             return "phantom: " + read + " returned a value no put of that key wrote";
@@ -96,20 +118,20 @@ public final class HistoryChecker {
             return "phantom: " + read + " returned a value before its put was sent: " + write;
         }
         Op floor = latestFloor(read, acked);
-        if (knownOlder(write, floor)) {
+        if (knownOlder(write, floor, guardMillis)) {
             return "stale read: " + read + " returned " + write + ", older than " + floor
                     + ", which was acknowledged before the read was sent";
         }
         return null;
     }
 
-    private static String checkAbsent(Op read, List<Op> acked, List<Op> deletes) {
+    private static String checkAbsent(Op read, List<Op> acked, List<Op> deletes, long guardMillis) {
         Op floor = latestFloor(read, acked);
         if (floor == null) {
             return null; // the initial state
         }
         for (Op d : deletes) {
-            if (d.invokeNanos() <= read.completeNanos() && !knownOlder(d, floor)) {
+            if (d.invokeNanos() <= read.completeNanos() && !knownOlder(d, floor, guardMillis)) {
                 return null;
             }
         }

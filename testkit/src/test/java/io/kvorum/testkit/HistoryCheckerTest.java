@@ -103,6 +103,19 @@ class HistoryCheckerTest {
     }
 
     @Test
+    void skewedClocksMayOrderWritesAgainstRealTimeByTheirSpread() {
+        // b was sent 20 ms after a was answered, through a node whose clock ran 50 ms behind a's.
+        List<Op> ops = List.of(put("a", OK, 0, 10), put("b", OK, 30, 40), get("a", 50, 60));
+        assertThat(HistoryChecker.check(ops)).singleElement().asString().startsWith("stale read");
+        assertThat(HistoryChecker.check(ops, 50)).isEmpty();
+        // Beyond the spread the order is known again, for deletes too.
+        assertThat(HistoryChecker.check(List.of(put("a", OK, 0, 10), delete(OK, 80, 90), get("a", 100, 110)), 50))
+                .singleElement().asString().startsWith("stale read");
+        assertThat(HistoryChecker.check(List.of(delete(OK, 0, 10), put("a", OK, 80, 90), get(null, 100, 110)), 50))
+                .singleElement().asString().startsWith("lost write");
+    }
+
+    @Test
     void valuesMustBeUnique() {
         assertThatThrownBy(() -> HistoryChecker.check(List.of(put("a", OK, 0, 10), put("a", OK, 20, 30))))
                 .isInstanceOf(IllegalArgumentException.class);
