@@ -239,10 +239,11 @@ final class SimulatedTransport implements PeerTransport {
                     t -> t.local().replica().readDigest(key));
         }
 
+        /** As the gRPC replication service: a record from a peer passes the clock bound (docs/operations.md#clocks). */
         @Override
         public CompletableFuture<Boolean> write(byte[] key, Record record) {
             return call(peer, SimulatedNetwork.Kind.WRITE, config.requestTimeout(),
-                    t -> t.local().replica().write(key, record));
+                    t -> t.local().replica().writeFromPeer(key, record));
         }
     }
 
