@@ -1,7 +1,7 @@
 #!/bin/bash
 # The image's HEALTHCHECK: healthy when this node answers GET /v0/status with 200 (docs/operations.md#start-up-and-readiness).
-# Plain HTTP through bash's /dev/tcp, so the image needs no curl; HTTPS (KVORUM_TLS_CERT set, SPEC
-# §7) through `openssl s_client`, checking the node's certificate against KVORUM_TLS_CA (the status
+# Plain HTTP through bash's /dev/tcp, so the image needs no curl; HTTPS (KVORUM_TLS_CERT set,
+# docs/operations.md#security) through `openssl s_client`, checking the node's certificate against KVORUM_TLS_CA (the status
 # needs no token). The HTTP port is this node's own entry of KVORUM_CLUSTER (ID=HOST:HTTP:GRPC,...),
 # 8080 when the variable names none.
 port=8080

@@ -266,6 +266,95 @@ class DocumentationTest {
         }
     }
 
+    // ---- citations ----
+
+    /**
+     * A citation of a document the repository does not have: a section sign after the word SPEC
+     * (across a line break and comment markers too), a numbered STYLE rule, or that document by name
+     * ("SPEC" after "the").
+     * Code and docs cite docs/ pages instead, or say the sentence they stood for.
+     */
+    private static final Pattern DANGLING_CITATION =
+            Pattern.compile("\\bSPEC(?:'s)?[\\s#*/]*§|\\bSTYLE[\\s#*/]*§?\\s*\\d|\\b[Tt]he SPEC\\b");
+
+    @Test
+    void noTrackedFileCitesADocumentTheRepositoryDoesNotHave() throws IOException {
+        List<Path> files = trackedTextFiles();
+        assertThat(files).as("tracked text files").contains(root().resolve("README.md"), root().resolve("pom.xml"));
+
+        List<String> dangling = new ArrayList<>();
+        for (Path file : files) {
+            String text = new String(Files.readAllBytes(file), UTF_8);
+            Matcher m = DANGLING_CITATION.matcher(text);
+            while (m.find()) {
+                int line = 1 + (int) text.substring(0, m.start()).chars().filter(c -> c == '\n').count();
+                dangling.add(root().relativize(file) + ":" + line + ": " + m.group().replaceAll("\\s+", " "));
+            }
+        }
+        assertThat(dangling).as("citations of SPEC or STYLE, which are not in the repository").isEmpty();
+    }
+
+    @Test
+    void theCitationCheckFindsEachFormItLooksFor() {
+        for (String cited : List.of("as SPEC" + " §3 says", "SPEC" + "\n# §7", "(STYLE" + " 12)", "the " + "SPEC promises",
+                "The " + "SPEC's 413")) {
+            assertThat(DANGLING_CITATION.matcher(cited).find()).as(cited).isTrue();
+        }
+        for (String fine : List.of("CLUSTER_SPEC=n1", "MICROMETER_STYLE = x", "SPEC_FAMILIES", "docs/operations.md#metrics")) {
+            assertThat(DANGLING_CITATION.matcher(fine).find()).as(fine).isFalse();
+        }
+    }
+
+    /**
+     * The repository's tracked files ({@code git ls-files}; the whole tree but build output when git
+     * cannot answer, as in an unpacked source archive), less those with a NUL byte (binaries).
+     */
+    private static List<Path> trackedTextFiles() throws IOException {
+        Path root = root();
+        List<Path> files = new ArrayList<>();
+        try {
+            Process git = new ProcessBuilder("git", "ls-files", "-z").directory(root.toFile())
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            String listing = new String(git.getInputStream().readAllBytes(), UTF_8);
+            if (git.waitFor() == 0 && !listing.isEmpty()) {
+                for (String name : listing.split("\0")) {
+                    files.add(root.resolve(name));
+                }
+            }
+        } catch (IOException e) {
+            // no git: walk the tree below
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+        if (files.isEmpty()) {
+            try (Stream<Path> walk = Files.walk(root)) {
+                walk.filter(Files::isRegularFile)
+                        .filter(p -> !root.relativize(p).toString().matches("(.*/)?(target|\\.git)/.*"))
+                        .forEach(files::add);
+            }
+        }
+        List<Path> text = new ArrayList<>();
+        for (Path file : files) {
+            if (Files.isRegularFile(file) && !isBinary(file)) {
+                text.add(file);
+            }
+        }
+        return text;
+    }
+
+    private static boolean isBinary(Path file) throws IOException {
+        try (var in = Files.newInputStream(file)) {
+            byte[] head = in.readNBytes(8192);
+            for (byte b : head) {
+                if (b == 0) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
     // ---- helpers ----
 
     private record Link(String target, String anchor) {
