@@ -15,9 +15,11 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every relative Markdown link in README.md, docs/*.md, perf/README.md and the reports under
- * perf/runs points at a file or folder that exists (and, into a Markdown file, at one of its
- * headings): run folders are pruned by hand, and a report the docs cite must not go with them.
+ * Every relative Markdown link in README.md, docs/*.md, perf/README.md and perf/runs/README.md
+ * points at a file or folder that exists (and, into a Markdown file, at one of its headings): the
+ * run summaries perf/README.md cites are the only files of perf/runs that git keeps, and one must
+ * not go while it is cited. The reports themselves are not checked: they link the plots and flame
+ * graphs of their run, which stay on the machine that ran it.
  */
 class DocLinksTest {
 
@@ -26,8 +28,9 @@ class DocLinksTest {
     @Test
     void relativeLinksResolve() throws IOException {
         Path root = repositoryRoot();
-        List<Path> docs = new ArrayList<>(List.of(root.resolve("README.md"), root.resolve("perf/README.md")));
-        try (Stream<Path> files = Stream.concat(Files.list(root.resolve("docs")), Files.walk(root.resolve("perf/runs")))) {
+        List<Path> docs = new ArrayList<>(List.of(root.resolve("README.md"), root.resolve("perf/README.md"),
+                root.resolve("perf/runs/README.md")));
+        try (Stream<Path> files = Files.list(root.resolve("docs"))) {
             files.filter(f -> f.toString().endsWith(".md")).sorted().forEach(docs::add);
         }
         List<String> checked = new ArrayList<>();
