@@ -20,12 +20,16 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Grafana dashboard {@code ops/grafana/kvorum.json} is importable and names only metric
- * families a node exports: those of {@code ops/grafana/exported-families.txt}, a list regenerated
- * from a real node's {@code /metrics} (its header says how), which must itself hold every family
- * of docs/operations.md#metrics ({@link MetricFamilies#SPEC}).
+ * The Grafana dashboard {@code ops/grafana/kvorum.json} provisions from its file (no {@code __inputs};
+ * every query on the data source that ops/grafana/provisioning sets up), shows every metric family
+ * that docs/http-api.md#get-metrics documents, and names only families a node exports: those of
+ * {@code ops/grafana/exported-families.txt}, a list regenerated from a real node's {@code /metrics}
+ * (its header says how), which must itself hold every documented family.
  */
 class GrafanaDashboardTest {
+
+    /** The data source every query names: the one ops/grafana/provisioning/datasources sets up. */
+    static final String DATASOURCE_UID = "kvorum-prometheus";
 
     /** Metric names in a PromQL expression: Kvorum's own and the JVM binders' prefixes. */
     private static final Pattern METRIC = Pattern.compile("\\b((?:kvorum|jvm|process|system)_[a-zA-Z0-9_]+)");
@@ -41,6 +45,40 @@ class GrafanaDashboardTest {
         assertThat(used).as("families named by the dashboard").contains(MetricFamilies.REQUESTS, MetricFamilies.REQUEST_DURATION,
                 MetricFamilies.JVM_GC_PAUSE);
         assertThat(exported).as("ops/grafana/exported-families.txt").containsAll(used);
+    }
+
+    @Test
+    void theDashboardShowsEveryDocumentedFamily() throws IOException {
+        Set<String> documented = documentedFamilies();
+        Set<String> used = new TreeSet<>();
+        for (String expr : expressions(dashboard())) {
+            used.addAll(families(expr, exportedFamilies()));
+        }
+        for (String family : documented) {
+            if (family.endsWith("_*")) {
+                String prefix = family.substring(0, family.length() - 1);
+                assertThat(used).as("a panel of a %s family", family).anyMatch(f -> f.startsWith(prefix));
+            } else {
+                assertThat(used).as("families the dashboard shows, against docs/http-api.md#get-metrics").contains(family);
+            }
+        }
+    }
+
+    @Test
+    void theExportedFamiliesHoldEveryDocumentedFamily() throws IOException {
+        Set<String> named = new TreeSet<>(documentedFamilies());
+        named.removeIf(f -> f.endsWith("_*"));
+        assertThat(exportedFamilies()).as("ops/grafana/exported-families.txt against docs/http-api.md#get-metrics")
+                .containsAll(named);
+    }
+
+    @Test
+    void everyDatasourceIsTheProvisionedOne() throws IOException {
+        List<String> uids = new ArrayList<>();
+        collectDatasourceUids(dashboard(), uids);
+        assertThat(uids).as("datasources of the panels, targets and variables").isNotEmpty().containsOnly(DATASOURCE_UID);
+        assertThat(MonitoringFilesTest.provisionedDatasourceUid()).as("the uid Grafana's provisioning gives Prometheus")
+                .isEqualTo(DATASOURCE_UID);
     }
 
     @Test
@@ -63,8 +101,7 @@ class GrafanaDashboardTest {
     void everyPanelHasATitleADatasourceAndAnExpression() throws IOException {
         JsonObject dashboard = dashboard();
         assertThat(dashboard.get("schemaVersion").getAsInt()).isBetween(36, 41);
-        assertThat(dashboard.getAsJsonArray("__inputs").get(0).getAsJsonObject().get("name").getAsString())
-                .isEqualTo("DS_PROMETHEUS");
+        assertThat(dashboard.has("__inputs")).as("__inputs, which file provisioning cannot fill in").isFalse();
         assertThat(dashboard.getAsJsonObject("templating").getAsJsonArray("list")).anySatisfy(v ->
                 assertThat(v.getAsJsonObject().get("name").getAsString()).isEqualTo("instance"));
 
@@ -76,7 +113,7 @@ class GrafanaDashboardTest {
             assertThat(title).as("a panel's title").isNotBlank();
             assertThat(ids.add(panel.get("id").getAsInt())).as("id of %s is unique", title).isTrue();
             assertThat(panel.getAsJsonObject("datasource").get("uid").getAsString()).as("datasource of %s", title)
-                    .isEqualTo("${DS_PROMETHEUS}");
+                    .isEqualTo(DATASOURCE_UID);
             JsonArray targets = panel.getAsJsonArray("targets");
             assertThat(targets).as("targets of %s", title).isNotNull().isNotEmpty();
             for (JsonElement target : targets) {
@@ -115,7 +152,46 @@ class GrafanaDashboardTest {
                 .map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).collect(Collectors.toCollection(TreeSet::new));
     }
 
-    private static JsonObject dashboard() throws IOException {
+    /**
+     * The families of docs/http-api.md's metrics table (header {@code family | type | labels | what}):
+     * every name in backticks of a row's first cell; {@code jvm_*} and {@code process_*} as such.
+     */
+    static Set<String> documentedFamilies() throws IOException {
+        Set<String> families = new TreeSet<>();
+        boolean inTable = false;
+        for (String line : Files.readAllLines(repositoryRoot().resolve("docs/http-api.md"), StandardCharsets.UTF_8)) {
+            String trimmed = line.strip();
+            if (trimmed.replace(" ", "").equals("|family|type|labels|what|")) {
+                inTable = true;
+            } else if (inTable && !trimmed.startsWith("|")) {
+                break;
+            } else if (inTable && !trimmed.startsWith("|---")) {
+                String first = trimmed.substring(1, trimmed.indexOf('|', 1));
+                Matcher name = Pattern.compile("`([a-z_]+\\*?)`").matcher(first);
+                while (name.find()) {
+                    families.add(name.group(1));
+                }
+            }
+        }
+        assertThat(families).as("the metrics table of docs/http-api.md").contains(MetricFamilies.REQUESTS, "jvm_*");
+        return families;
+    }
+
+    private static void collectDatasourceUids(JsonElement element, List<String> uids) {
+        if (element.isJsonObject()) {
+            for (var entry : element.getAsJsonObject().entrySet()) {
+                if (entry.getKey().equals("datasource") && entry.getValue().isJsonObject()) {
+                    uids.add(entry.getValue().getAsJsonObject().get("uid").getAsString());
+                } else {
+                    collectDatasourceUids(entry.getValue(), uids);
+                }
+            }
+        } else if (element.isJsonArray()) {
+            element.getAsJsonArray().forEach(e -> collectDatasourceUids(e, uids));
+        }
+    }
+
+    static JsonObject dashboard() throws IOException {
         return JsonParser.parseString(Files.readString(repositoryRoot().resolve("ops/grafana/kvorum.json"), StandardCharsets.UTF_8))
                 .getAsJsonObject();
     }
@@ -145,7 +221,7 @@ class GrafanaDashboardTest {
         return exprs;
     }
 
-    private static Path repositoryRoot() {
+    static Path repositoryRoot() {
         Path dir = Path.of("").toAbsolutePath();
         while (dir != null && !Files.isDirectory(dir.resolve("ops/grafana"))) {
             dir = dir.getParent();
