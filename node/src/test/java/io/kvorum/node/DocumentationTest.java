@@ -269,13 +269,13 @@ class DocumentationTest {
     // ---- citations ----
 
     /**
-     * A citation of a document the repository does not have: a section sign after the word SPEC
-     * (across a line break and comment markers too), a numbered STYLE rule, or that document by name
+     * A citation of a document the repository does not have: a section sign or a numbered section after the word
+     * SPEC (across a line break and comment markers too), a numbered STYLE rule, or that document by name
      * ("SPEC" after "the").
      * Code and docs cite docs/ pages instead, or say the sentence they stood for.
      */
     private static final Pattern DANGLING_CITATION =
-            Pattern.compile("\\bSPEC(?:'s)?[\\s#*/]*§|\\bSTYLE[\\s#*/]*§?\\s*\\d|\\b[Tt]he SPEC\\b");
+            Pattern.compile("\\bSPEC(?:'s)?[\\s#*/]*(?:§|section\\s*\\d)|\\bSTYLE[\\s#*/]*§?\\s*\\d|\\b[Tt]he SPEC\\b");
 
     @Test
     void noTrackedFileCitesADocumentTheRepositoryDoesNotHave() throws IOException {
@@ -296,7 +296,7 @@ class DocumentationTest {
 
     @Test
     void theCitationCheckFindsEachFormItLooksFor() {
-        for (String cited : List.of("as SPEC" + " §3 says", "SPEC" + "\n# §7", "(STYLE" + " 12)", "the " + "SPEC promises",
+        for (String cited : List.of("as SPEC" + " §3 says", "SPEC" + "\n# §7", "(STYLE" + " 12)", "of SPEC" + " section 6", "the " + "SPEC promises",
                 "The " + "SPEC's 413")) {
             assertThat(DANGLING_CITATION.matcher(cited).find()).as(cited).isTrue();
         }
