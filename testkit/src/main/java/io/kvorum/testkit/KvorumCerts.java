@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Certificates for a secured cluster (docs/operations.md#security), made the way the README tells operators to:
+ * Certificates for a secured cluster (docs/operations.md#security), made the way docs/deployment.md tells operators to:
  * {@code ./kvorum certs DIR ID...} (openssl), so that whoever uses this also checks that command.
  */
 public final class KvorumCerts {

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code ./kvorum certs}, the operators' way to a CA and node certificates (README, "Securing a cluster"). */
+/** {@code ./kvorum certs}, the operators' way to a CA and node certificates (docs/deployment.md, "Securing a cluster"). */
 @Timeout(120)
 class KvorumCertsTest {
 
