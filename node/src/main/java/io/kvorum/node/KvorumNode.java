@@ -3,6 +3,8 @@ package io.kvorum.node;
 import io.kvorum.node.antientropy.AntiEntropyService;
 import io.kvorum.node.antientropy.RepairLedger;
 import io.kvorum.node.antientropy.RepairStorage;
+import io.kvorum.node.backup.BackupCoordinator;
+import io.kvorum.node.backup.LocalBackups;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.ClusterMembership;
 import io.kvorum.node.cluster.InvalidTopologyException;
@@ -229,8 +231,14 @@ public final class KvorumNode implements AutoCloseable {
                 new RepairStorage(storage, local, new RepairStorage.Pacing(config.antiEntropyRate(),
                         config.antiEntropyBandwidth(), RepairStorage.Pacing.INDEX_ENTRIES_PER_SECOND)), executors.antiEntropy,
                 config.antiEntropyInterval(), tuning.antiEntropyIdleTimeout(), metrics, ledger);
+        // Paced as anti-entropy is: a backup is background work (docs/operations.md#backup-and-restore).
+        LocalBackups backups = new LocalBackups(selfId, config.backupDir(), storage, cluster::membership,
+                NodeThreads.singleExecutor("backup"), executors.rangeTimer, tuning.changes().changeDeadline(),
+                config.antiEntropyRate(), config.antiEntropyBandwidth(), metrics, clock);
+        parts.add("backups", backups::close); // its snapshot is released before the store closes
         PeerWiring peers = PeerWiring.start(config, clock, transports, parts, executors.rangeTimer, deadlines, loops,
-                new RebuildingReplica(local, rebuild), localRange, antiEntropy, cluster, storage.disk(), metrics, rebuild);
+                new RebuildingReplica(local, rebuild), localRange, antiEntropy, cluster, backups, storage.disk(), metrics,
+                rebuild);
         peers.reconcile(stored.topology());
         if (joining) {
             join(cluster, peers, config);
@@ -306,7 +314,8 @@ public final class KvorumNode implements AutoCloseable {
                             state == Rebuild.State.CHECKING ? "checking" : "streaming",
                             (long) metrics.rebuildRecords().count()));
                 },
-                antiEntropy::repair, metrics, config.security().tls(), tokens);
+                antiEntropy::repair, metrics, config.security().tls(), tokens,
+                new BackupCoordinator(cluster::membership, peers::backupParticipant, peers::isUp, clock));
         // Stopped early: the gateway gets its grace for requests in progress only on a graceful stop.
         parts.add("HTTP gateway", graceful -> gateway.stop(graceful ? tuning.shutdownGrace() : Duration.ZERO));
         parts.add("transport, on a kill", peers.killTransport()); // peers see the crash before clients

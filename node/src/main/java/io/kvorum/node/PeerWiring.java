@@ -3,6 +3,7 @@ package io.kvorum.node;
 import io.kvorum.node.KvorumNode.StartupException;
 import io.kvorum.node.antientropy.AntiEntropyPeer;
 import io.kvorum.node.antientropy.AntiEntropyResponders;
+import io.kvorum.node.backup.BackupParticipant;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.ClusterMembership;
 import io.kvorum.node.cluster.MembershipPeer;
@@ -74,6 +75,7 @@ final class PeerWiring {
     private final Map<String, RangeSource> ranges = new ConcurrentHashMap<>();
     private final Map<String, AntiEntropyPeer> antiEntropyPeers = new ConcurrentHashMap<>();
     private final Map<String, MembershipPeer> membershipPeers = new ConcurrentHashMap<>();
+    private final Map<String, BackupParticipant> backupParticipants = new ConcurrentHashMap<>();
     /** The remote replicas alone, for hinted handoff. */
     private final Map<String, Replica> peerReplicas;
     private final Lifecycle.Stop stopLiveness;
@@ -111,7 +113,8 @@ final class PeerWiring {
     static PeerWiring start(NodeConfig config, Clock clock, PeerTransport.Factory transports, Lifecycle parts,
                             ScheduledExecutorService scheduler, RequestTimer deadlines, EventLoops loops,
                             Replica local, RangeSource localRange, AntiEntropyResponders antiEntropy,
-                            ClusterMembership membership, DiskSpace disk, NodeMetrics metrics, Incarnations incarnations)
+                            ClusterMembership membership, BackupParticipant backup, DiskSpace disk, NodeMetrics metrics,
+                            Incarnations incarnations)
             throws StartupException {
         Tuning tuning = config.tuning();
         String selfId = config.self().id();
@@ -155,7 +158,8 @@ final class PeerWiring {
                 }
             };
             try {
-                transport.start(new PeerTransport.LocalServices(local, localRange, antiEntropy, heartbeats, membership));
+                transport.start(new PeerTransport.LocalServices(local, localRange, antiEntropy, heartbeats, membership,
+                        backup));
             } catch (IOException e) {
                 throw new StartupException("cannot listen for gRPC on " + config.bindAddress() + ":"
                         + config.self().grpcPort() + ": " + KvorumNode.bindFailure(e));
@@ -185,6 +189,7 @@ final class PeerWiring {
             }
             wiring.replicas.put(selfId, local);
             wiring.ranges.put(selfId, localRange);
+            wiring.backupParticipants.put(selfId, backup);
             membership.usePeers(wiring.membershipPeers::get);
             return wiring;
         } catch (StartupException | RuntimeException e) {
@@ -244,6 +249,7 @@ final class PeerWiring {
         ranges.put(m.id(), peer.range());
         antiEntropyPeers.put(m.id(), peer.antiEntropy());
         membershipPeers.put(m.id(), peer.membership());
+        backupParticipants.put(m.id(), peer.backup());
         peerReplicas.put(m.id(), guarded);
         replicas.put(m.id(), guarded);
         heartbeats.addPeer(peer.probe());
@@ -259,6 +265,7 @@ final class PeerWiring {
         ranges.remove(id);
         antiEntropyPeers.remove(id);
         membershipPeers.remove(id);
+        backupParticipants.remove(id);
         liveness.removePeer(id);
         transport.disconnect(id);
         metrics.forgetMember(id);
@@ -285,6 +292,16 @@ final class PeerWiring {
     /** One peer's membership service, or null when it is not connected. */
     MembershipPeer membershipPeer(String id) {
         return membershipPeers.get(id);
+    }
+
+    /** A member's backup side (this node's own included), or null when it is not connected. */
+    BackupParticipant backupParticipant(String id) {
+        return backupParticipants.get(id);
+    }
+
+    /** Whether liveness holds {@code id} up (this node always is). */
+    boolean isUp(String id) {
+        return id.equals(selfId) || liveness.isUp(id);
     }
 
     /** One peer's raw range source, or null. */

@@ -32,6 +32,7 @@ public record NodeConfig(
         Topology topology,
         ClusterMember self,
         Path dataDir,
+        Path backupDir,
         String bindAddress,
         int replicationFactor,
         boolean fsync,
@@ -64,16 +65,29 @@ public record NodeConfig(
         return !hintMaxAge.isZero();
     }
 
+    /** {@code <data-dir>/../backups}: beside the data dirs of the nodes of one machine, shared by them. */
+    static Path defaultBackupDir(Path dataDir) {
+        Path parent = dataDir.toAbsolutePath().normalize().getParent();
+        return (parent != null ? parent : dataDir.toAbsolutePath()).resolve("backups");
+    }
+
+    /** This configuration with another backup dir (tests). */
+    public NodeConfig withBackupDir(Path other) {
+        return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, other, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
+                antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, warmUpRequests, purgeInterval,
+                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, security, tuning, given);
+    }
+
     /** This configuration with other internal tuning (tests). */
     public NodeConfig withTuning(Tuning other) {
-        return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
+        return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, backupDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, warmUpRequests, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, security, other, given);
     }
 
     /** This configuration with other security settings (tests). */
     public NodeConfig withSecurity(Security other) {
-        return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
+        return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, backupDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, warmUpRequests, purgeInterval,
                 tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, other, tuning, given);
     }
@@ -93,7 +107,7 @@ public record NodeConfig(
                     + "): it left the cluster or was removed (or this data dir is another node's); to join again, "
                     + "empty its data dir and start it with --join");
         }
-        return new NodeConfig(m.clusterName(), m.identity(), m.topology(), own, dataDir,
+        return new NodeConfig(m.clusterName(), m.identity(), m.topology(), own, dataDir, backupDir,
                 bindAddress.equals(self.host()) ? own.host() : bindAddress, m.replicationFactor(), fsync, join,
                 antiEntropyInterval, antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue,
                 storageReaders, maxConnections, httpThreads, warmUpRequests, purgeInterval, tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset,
@@ -180,6 +194,11 @@ public record NodeConfig(
             if (dataDir != null && dataDir.isBlank()) {
                 throw new ConfigException(name(NodeOption.DATA_DIR) + " is empty");
             }
+            String backupDir = raw.get(NodeOption.BACKUP_DIR);
+            if (backupDir != null && backupDir.isBlank()) {
+                throw new ConfigException(name(NodeOption.BACKUP_DIR) + " is empty");
+            }
+            Path data = Path.of(dataDir != null ? dataDir : "./data/" + self.id());
             String bind = raw.get(NodeOption.BIND);
             if (bind != null && bind.isBlank()) {
                 throw new ConfigException(name(NodeOption.BIND) + " is empty");
@@ -212,7 +231,8 @@ public record NodeConfig(
                     ClusterIdentity.of(clusterName, topology, rf),
                     topology,
                     self,
-                    Path.of(dataDir != null ? dataDir : "./data/" + self.id()),
+                    data,
+                    backupDir != null ? Path.of(backupDir) : defaultBackupDir(data),
                     bind != null ? bind : self.host(),
                     rf,
                     bool(NodeOption.FSYNC),

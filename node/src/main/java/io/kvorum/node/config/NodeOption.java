@@ -20,6 +20,9 @@ public enum NodeOption {
             "Which entry of --cluster this process is. Default: the only entry, if there is one."),
     DATA_DIR("data-dir", "DIR", null,
             "Where LevelDB, hints and other node state live. Default: ./data/<node-id>."),
+    BACKUP_DIR("backup-dir", "DIR", null,
+            "Where this node writes its part of a cluster backup (POST /v0/backup), in <id>/<node-id>/; may be a mounted "
+                    + "volume. Default: <data-dir>/../backups."),
     BIND("bind", "ADDR", null,
             "Address to listen on. Default: the HOST of this node's own --cluster entry."),
     REPLICATION_FACTOR("replication-factor", "RF", null,
@@ -32,10 +35,10 @@ public enum NodeOption {
     ANTI_ENTROPY_INTERVAL("anti-entropy-interval", "MS", "60000",
             "How often replicas compare Merkle trees, in milliseconds; 0 turns it off."),
     ANTI_ENTROPY_RATE("anti-entropy-rate", "N", "2000",
-            "Most records a second anti-entropy reads to send to a peer; paces repair so that clients keep the "
-                    + "machine (raise it to repair faster while clients are few)."),
+            "Most records a second anti-entropy reads to send to a peer, and a backup writes; paces repair and backups "
+                    + "so that clients keep the machine (raise it to repair faster while clients are few)."),
     ANTI_ENTROPY_BANDWIDTH("anti-entropy-bandwidth", "N", "33554432",
-            "Most bytes a second of records anti-entropy reads to send to a peer (32 MiB)."),
+            "Most bytes a second of records anti-entropy reads to send to a peer, and a backup writes (32 MiB)."),
     REQUEST_TIMEOUT("request-timeout", "MS", "1000",
             "How long a coordinator waits for replicas before answering 504, in milliseconds. Also how long a storage "
                     + "read or write may wait for its thread: past it, it is dropped without effect, and while the oldest "

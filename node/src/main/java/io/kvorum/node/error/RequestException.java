@@ -24,7 +24,9 @@ public abstract class RequestException extends RuntimeException {
         /** This node left the cluster or was removed: clients must use a member (HTTP 503). */
         NOT_A_MEMBER,
         /** This node's clock is off from its peers': it stamps no writes, clients must write elsewhere (HTTP 503). */
-        CLOCK_OFFSET
+        CLOCK_OFFSET,
+        /** What the request names does not exist, e.g. an unknown backup (HTTP 404). */
+        NOT_FOUND
     }
 
     private final Code code;

@@ -35,7 +35,10 @@ final class EndpointRoles {
             entry("POST /v0/cluster/leave", Role.ADMIN),
             entry("POST /v0/cluster/remove", Role.ADMIN),
             entry("POST /v0/cleanup", Role.ADMIN),
-            entry("POST /v0/repair", Role.ADMIN));
+            entry("POST /v0/repair", Role.ADMIN),
+            entry("POST /v0/backup", Role.ADMIN),
+            entry("GET /v0/backup", Role.READ),
+            entry("GET /v0/backup/ID", Role.READ));
 
     /** What a request that is no endpoint needs: any valid token. */
     private static final Role NOT_AN_ENDPOINT = Role.READ;
@@ -50,8 +53,8 @@ final class EndpointRoles {
 
     /**
      * The role the table gives {@code request}'s endpoint, or null when it is no endpoint. The
-     * endpoints that need {@code admin} are the administrative ones: membership changes, repair
-     * and cleanup.
+     * endpoints that need {@code admin} are the administrative ones: membership changes, repair,
+     * cleanup and backups.
      */
     static Role of(HttpRequest request) {
         return NEEDED.get(key(request));
@@ -73,6 +76,6 @@ final class EndpointRoles {
     }
 
     private static String key(HttpRequest request) {
-        return request.method().name() + " " + RequestRouter.pathOf(RequestRouter.originForm(request.uri()));
+        return request.method().name() + " " + RequestRouter.routeOf(RequestRouter.pathOf(RequestRouter.originForm(request.uri())));
     }
 }

@@ -1,6 +1,7 @@
 package io.kvorum.node.http;
 
 import io.kvorum.node.antientropy.RepairReport;
+import io.kvorum.node.backup.BackupCoordinator;
 import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.security.BearerTokens;
@@ -65,13 +66,14 @@ public final class HttpGateway {
      *                {@code GET /metrics} shows
      * @param tls     the files of the HTTPS certificate, or null to serve plain HTTP
      * @param tokens  the bearer tokens every request but {@code GET /v0/status} must carry, or null for none
+     * @param backups runs {@code POST /v0/backup} and answers {@code GET /v0/backup[/<id>]}
      */
     public HttpGateway(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
                        int maxValueBytes, int maxConnections, int rangeBatchBytes, EventLoops loops, Supplier<NodeStatus> status,
                        Supplier<CompletableFuture<RepairReport>> repair, NodeMetrics metrics,
-                       LiveTls tls, BearerTokens tokens) {
+                       LiveTls tls, BearerTokens tokens, BackupCoordinator backups) {
         this.router = new RequestRouter(coordinator, cluster, clock, status, repair,
-                metrics::scrapeAsync);
+                metrics::scrapeAsync, backups);
         this.metering = RequestMetering.of(metrics);
         metrics.bindRequestsInFlight(inFlight::count);
         this.maxValueBytes = maxValueBytes;

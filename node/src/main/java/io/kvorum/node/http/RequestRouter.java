@@ -2,6 +2,7 @@ package io.kvorum.node.http;
 
 import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.antientropy.RepairReport;
+import io.kvorum.node.backup.BackupCoordinator;
 import io.kvorum.node.coordinator.Coordinator;
 import io.kvorum.node.coordinator.Quorum;
 import io.kvorum.node.metrics.NodeMetrics;
@@ -41,7 +42,12 @@ import java.util.function.Supplier;
 record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
                      Supplier<NodeStatus> status,
                      Supplier<CompletableFuture<RepairReport>> repair,
-                     Supplier<CompletableFuture<String>> metrics) {
+                     Supplier<CompletableFuture<String>> metrics,
+                     BackupCoordinator backups) {
+
+    /** The path of one backup, {@code /v0/backup/<id>}, as the routes and the role table name it. */
+    static final String BACKUP_BY_ID = "/v0/backup/ID";
+    private static final String BACKUP_PREFIX = "/v0/backup/";
 
     private static final String ENTITY_METHODS = "GET, PUT, DELETE";
     private static final String GET_AND_HEAD = "GET, HEAD";
@@ -67,7 +73,7 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
         String path = pathOf(uri);
         String rawQuery = queryOf(uri, path);
         HttpMethod method = request.method();
-        return switch (path) {
+        return switch (routeOf(path)) {
             case "/v0/entity" -> method.equals(HttpMethod.GET) || method.equals(HttpMethod.PUT)
                     || method.equals(HttpMethod.DELETE)
                     ? entity(method, RequestParams.parse(rawQuery), request)
@@ -100,13 +106,22 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
                     ? Answer.later(repair.get().thenApply(report ->
                             Responses.json(HttpResponseStatus.OK, RepairSummary.of(report.requireComplete()))))
                     : Answer.now(Responses.methodNotAllowed("POST"));
+            case "/v0/backup" -> method.equals(HttpMethod.POST)
+                    ? Answer.later(backups.start().thenApply(started -> Responses.json(HttpResponseStatus.ACCEPTED, started)))
+                    : method.equals(HttpMethod.GET)
+                    ? Answer.later(backups.list().thenApply(list -> Responses.json(HttpResponseStatus.OK, list)))
+                    : Answer.now(Responses.methodNotAllowed("GET, POST"));
+            case "/v0/backup/ID" -> method.equals(HttpMethod.GET)
+                    ? Answer.later(backups.status(path.substring(BACKUP_PREFIX.length()))
+                            .thenApply(s -> Responses.json(HttpResponseStatus.OK, s)))
+                    : Answer.now(Responses.methodNotAllowed("GET"));
             case "/metrics" -> isGetOrHead(method)
                     ? Answer.later(metrics.get().thenApply(text -> Responses.bytes(HttpResponseStatus.OK,
                             Unpooled.copiedBuffer(text, StandardCharsets.UTF_8), NodeMetrics.CONTENT_TYPE)))
                     : Answer.now(Responses.methodNotAllowed(GET_AND_HEAD));
             default -> Answer.now(Responses.text(HttpResponseStatus.BAD_REQUEST, "unknown path '" + path
                     + "'; the API is /v0/entity, /v0/entities, /v0/status, /v0/cluster, /v0/cluster/leave, /v0/cluster/remove,"
-                    + " /v0/cleanup, /v0/repair and /metrics"));
+                    + " /v0/cleanup, /v0/repair, /v0/backup, /v0/backup/<id> and /metrics"));
         };
     }
 
@@ -161,6 +176,11 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
     }
 
     /** The path of an origin-form target: up to the query, if there is one. */
+    /** The route of {@code path}: itself, or {@link #BACKUP_BY_ID} for the path of one backup. */
+    static String routeOf(String path) {
+        return path.startsWith(BACKUP_PREFIX) ? BACKUP_BY_ID : path;
+    }
+
     static String pathOf(String uri) {
         int q = uri.indexOf('?');
         return q < 0 ? uri : uri.substring(0, q);

@@ -89,6 +89,7 @@ final class Responses {
             // Nothing to wait for: this node will not serve within a second (it is no member, or its
             // clock will not agree with its peers'), and another node does now.
             case NOT_A_MEMBER, CLOCK_OFFSET -> unavailable(e.getMessage(), RETRY_ELSEWHERE_AT_ONCE);
+            case NOT_FOUND -> text(HttpResponseStatus.NOT_FOUND, e.getMessage());
         };
     }
 

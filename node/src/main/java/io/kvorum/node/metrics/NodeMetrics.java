@@ -33,6 +33,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
@@ -187,6 +188,11 @@ public final class NodeMetrics implements AutoCloseable {
     private final Counter storageLowDiskRejected;
     private final Map<StorageQueue, Counter> storageExpired = new EnumMap<>(StorageQueue.class);
     private final Map<StorageQueue, Counter> storageInline = new EnumMap<>(StorageQueue.class);
+    private final Timer backupDuration;
+    private final Counter backupRecords;
+    private final Counter backupBytes;
+    private final Counter backupFailures;
+    private final AtomicLong backupLastSuccess = new AtomicLong();
 
     /**
      * Registers every family, with a series for each of {@code members} where a family is labelled
@@ -259,6 +265,16 @@ public final class NodeMetrics implements AutoCloseable {
                     .description("Records anti-entropy sent to peers or received from them")
                     .tag("direction", d.name().toLowerCase(Locale.ROOT)).register(registry));
         }
+        backupDuration = Timer.builder("kvorum.backup.duration")
+                .description("How long this node took to write its part of each backup that it completed").register(registry);
+        backupRecords = Counter.builder("kvorum.backup.records")
+                .description("Records this node wrote into backups").register(registry);
+        backupBytes = Counter.builder("kvorum.backup.bytes")
+                .description("Bytes of backup files this node wrote (compressed)").register(registry);
+        backupFailures = Counter.builder("kvorum.backup.failures")
+                .description("This node's parts of backups that failed (an error, a cancel, or a stop mid-way)").register(registry);
+        gauge("kvorum.backup.last.success.timestamp.seconds", "When this node last completed its part of a backup, in "
+                + "Unix seconds; 0 before the first since it started", Tags.empty(), backupLastSuccess::get);
         gauge("kvorum.clock.writes.refused", "1 while this node refuses writes because its wall clock is off from most"
                 + " of its peers' by more than --max-clock-offset, else 0", Tags.empty(),
                 () -> clockWritesRefused.getAsBoolean() ? 1 : 0);
@@ -575,6 +591,23 @@ public final class NodeMetrics implements AutoCloseable {
         gauge("kvorum.tls.certificate.expiry.timestamp.seconds",
                 "When the certificate this node presents expires, in Unix seconds (renewing it needs no restart)",
                 Tags.empty(), epochSeconds);
+    }
+
+    /** Records and bytes of backup files written (as they are written, so that a scrape shows progress). */
+    public void backupWritten(long records, long bytes) {
+        backupRecords.increment(records);
+        backupBytes.increment(bytes);
+    }
+
+    /** This node completed its part of a backup in {@code nanos}, at {@code epochSeconds}. */
+    public void backupDone(long nanos, long epochSeconds) {
+        backupDuration.record(nanos, TimeUnit.NANOSECONDS);
+        backupLastSuccess.set(epochSeconds);
+    }
+
+    /** This node's part of a backup failed. */
+    public void backupFailed() {
+        backupFailures.increment();
     }
 
     // ---- exposition ----

@@ -10,6 +10,7 @@ import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.liveness.PeerProbe;
 import io.kvorum.node.liveness.PingListener;
 import io.kvorum.node.antientropy.AntiEntropyPeer;
+import io.kvorum.node.backup.BackupParticipant;
 import io.kvorum.node.antientropy.AntiEntropyResponders;
 import io.kvorum.node.time.RequestTimer;
 import java.io.IOException;
@@ -47,12 +48,12 @@ public interface PeerTransport {
 
     /** What this node serves to its peers. */
     record LocalServices(Replica replica, RangeSource range, AntiEntropyResponders antiEntropy, PingListener pings,
-                         MembershipResponder membership) {
+                         MembershipResponder membership, BackupParticipant backup) {
     }
 
     /** The handles of one connected peer. */
     record Peer(String nodeId, Replica replica, RangeSource range, AntiEntropyPeer antiEntropy, PeerProbe probe,
-                MembershipPeer membership) {
+                MembershipPeer membership, BackupParticipant backup) {
     }
 
     /**

@@ -54,7 +54,7 @@ class EndpointRolesTest {
     record Row(String method, String target, Set<Who> forbidden) {
         String path() {
             int q = target.indexOf('?');
-            return q < 0 ? target : target.substring(0, q);
+            return RequestRouter.routeOf(q < 0 ? target : target.substring(0, q)); // one backup's path: its route
         }
     }
 
@@ -75,6 +75,9 @@ class EndpointRolesTest {
             new Row("POST", "/v0/cluster/remove?id=n9", NEEDS_ADMIN),
             new Row("POST", "/v0/cleanup", NEEDS_ADMIN),
             new Row("POST", "/v0/repair", NEEDS_ADMIN),
+            new Row("POST", "/v0/backup", NEEDS_ADMIN),
+            new Row("GET", "/v0/backup", NEEDS_READ),
+            new Row("GET", "/v0/backup/20200101-000000-000000", NEEDS_READ),
             new Row("GET", "/metrics", NEEDS_READ),
             new Row("HEAD", "/metrics", NEEDS_READ));
     static final List<Row> NOT_ENDPOINTS = List.of(
@@ -126,6 +129,9 @@ class EndpointRolesTest {
                             ? (row.method().equals("GET") && row.path().equals("/v0/status") ? 200 : 401)
                             : row.forbidden().contains(who) ? 403 : adminStatus;
                     int status = send(node, row.method(), row.target(), body, who).statusCode();
+                    if (status == 409 && expected == 202 && row.target().equals("/v0/backup")) {
+                        continue; // the backup the admin started may still run: one at a time
+                    }
                     if (status != expected) {
                         wrong.add(row.method() + " " + row.target() + " by " + who + ": " + status + ", expected " + expected);
                     }

@@ -57,7 +57,7 @@ class RequestRouterTest {
                 Map.of("n1", replica), new HybridLogicalClock(clock), clock, Duration.ofSeconds(30),
                 (task, delay, unit) -> () -> { }, (start, end) -> new ListStream(rangeEntries));
         router = new RequestRouter(coordinator, ClusterAdmin.fixed(() -> cluster, 1, 1, () -> member), clock, () -> status, () -> repair,
-                () -> CompletableFuture.completedFuture(""));
+                () -> CompletableFuture.completedFuture(""), null);
         connection = new EmbeddedConnection(router);
     }
 
@@ -238,7 +238,8 @@ class RequestRouterTest {
 
         assertThat(reply.status()).isEqualTo(400);
         assertThat(reply.body()).isEqualTo("unknown path '/v0/statuses'; the API is /v0/entity, /v0/entities, "
-                + "/v0/status, /v0/cluster, /v0/cluster/leave, /v0/cluster/remove, /v0/cleanup, /v0/repair and /metrics\n");
+                + "/v0/status, /v0/cluster, /v0/cluster/leave, /v0/cluster/remove, /v0/cleanup, /v0/repair, /v0/backup, "
+                + "/v0/backup/<id> and /metrics\n");
         assertThat(connection.isOpen()).isTrue();
     }
 

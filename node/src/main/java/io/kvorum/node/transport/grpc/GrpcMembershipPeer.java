@@ -71,24 +71,7 @@ record GrpcMembershipPeer(PeerChannel peer, Duration timeout, Duration changeTim
     }
 
     private <T> StreamObserver<T> observer(CompletableFuture<T> answer) {
-        return new StreamObserver<>() {
-            @Override
-            public void onNext(T value) {
-                answer.complete(value);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                answer.completeExceptionally(failure(t));
-            }
-
-            @Override
-            public void onCompleted() {
-                if (!answer.isDone()) {
-                    answer.completeExceptionally(failure(Status.INTERNAL.withDescription("no answer")));
-                }
-            }
-        };
+        return UnaryCalls.completing(answer, this::failure);
     }
 
     /** The member's own refusal when the status carries one, else the call's failure. */
@@ -102,10 +85,6 @@ record GrpcMembershipPeer(PeerChannel peer, Duration timeout, Duration changeTim
             }
         }
         return failure(status, t);
-    }
-
-    private MembershipChangeException failure(Status status) {
-        return failure(status, null);
     }
 
     /** @param cause what the call failed with, for a TLS reason that the status does not carry; null if none */

@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * The production {@link PeerTransport}: a gRPC server that serves this node's replica, range
  * scans, anti-entropy and liveness pings to its peers, and per peer one channel shared by a
  * {@link GrpcPeerReplica}, a {@link GrpcRangeSource}, a {@link GrpcAntiEntropyPeer} and a
- * {@link GrpcPeerProbe} and a {@link GrpcMembershipPeer}. A channel starts connecting when its
+ * {@link GrpcPeerProbe}, a {@link GrpcMembershipPeer} and a {@link GrpcBackupPeer}. A channel starts connecting when its
  * peer is {@link #connect connected}. Its limits and
  * deadlines are {@link Tuning.Grpc}.
  */
@@ -79,6 +79,7 @@ public final class GrpcTransport implements PeerTransport {
                 .addService(new RangeService(local.range(), tuning.rangeMessageBytes()))
                 .addService(new AntiEntropyGrpcService(local.antiEntropy()))
                 .addService(new MembershipGrpcService(local.membership()))
+                .addService(new BackupGrpcService(local.backup()))
                 .intercept(new ClusterCheck(new ForeignClusterLog(identity::clusterId), local.membership(), tls != null))
                 .bossEventLoopGroup(loops.acceptor())
                 .workerEventLoopGroup(loops.io())
@@ -137,7 +138,8 @@ public final class GrpcTransport implements PeerTransport {
                 new GrpcAntiEntropyPeer(peer, tuning.antiEntropyRoundDeadline()),
                 new GrpcPeerProbe(peer, tuning.pingTimeout()),
                 new GrpcMembershipPeer(peer, config.tuning().changes().proposalTimeout(),
-                        config.tuning().changes().changeDeadline()));
+                        config.tuning().changes().changeDeadline()),
+                new GrpcBackupPeer(peer, config.tuning().changes().proposalTimeout()));
     }
 
     @Override

@@ -6,7 +6,6 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.cluster.MembershipChangeException;
 import io.kvorum.node.cluster.MembershipResponder;
-import io.kvorum.node.util.Failures;
 import io.kvorum.proto.ChangeRequest;
 import io.kvorum.proto.GetMembershipRequest;
 import io.kvorum.proto.MembershipGrpc;
@@ -61,18 +60,7 @@ final class MembershipGrpcService extends MembershipGrpc.MembershipImplBase {
     }
 
     private static <T> void answer(CompletableFuture<T> result, StreamObserver<T> responses) {
-        result.whenComplete((value, error) -> {
-            try {
-                if (error == null) {
-                    responses.onNext(value);
-                    responses.onCompleted();
-                } else {
-                    responses.onError(statusOf(Failures.unwrap(error)));
-                }
-            } catch (RuntimeException e) {
-                // the caller gave up (deadline) or went away: nothing to answer
-            }
-        });
+        UnaryCalls.answer(result, responses, MembershipGrpcService::statusOf);
     }
 
     /**

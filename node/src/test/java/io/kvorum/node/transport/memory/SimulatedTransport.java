@@ -1,6 +1,8 @@
 package io.kvorum.node.transport.memory;
 
 import io.kvorum.node.cluster.ClusterMember;
+import io.kvorum.node.backup.BackupPart;
+import io.kvorum.node.backup.BackupParticipant;
 import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.MembershipChange;
 import io.kvorum.node.cluster.MembershipChangeException;
@@ -101,7 +103,8 @@ final class SimulatedTransport implements PeerTransport {
     @Override
     public Peer connect(ClusterMember m) {
         return new Peer(m.id(), new SimReplica(m), (start, end) -> new SimRangeStream(m, start, end),
-                new SimulatedAntiEntropyPeer(network, this, m), new SimProbe(m), new SimMembershipPeer(m));
+                new SimulatedAntiEntropyPeer(network, this, m), new SimProbe(m), new SimMembershipPeer(m),
+                new SimBackupPeer(m));
     }
 
     @Override
@@ -286,6 +289,35 @@ final class SimulatedTransport implements PeerTransport {
                         : new MembershipChangeException(MembershipChangeException.Reason.UNAVAILABLE,
                                 peer.id() + " is unreachable (" + t.getMessage() + ")"));
             }).thenCompose(f -> f);
+        }
+    }
+
+    /** A peer's backup side, reached through the network; its refusals cross as they are, as over gRPC. */
+    private final class SimBackupPeer implements BackupParticipant {
+        private final ClusterMember peer;
+
+        SimBackupPeer(ClusterMember peer) {
+            this.peer = peer;
+        }
+
+        @Override
+        public CompletableFuture<Void> prepare(String id, List<String> members) {
+            return call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(3), t -> t.local().backup().prepare(id, members));
+        }
+
+        @Override
+        public CompletableFuture<Void> start(String id) {
+            return call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(3), t -> t.local().backup().start(id));
+        }
+
+        @Override
+        public CompletableFuture<Void> cancel(String id, String reason) {
+            return call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(3), t -> t.local().backup().cancel(id, reason));
+        }
+
+        @Override
+        public CompletableFuture<List<BackupPart>> parts() {
+            return call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(3), t -> t.local().backup().parts());
         }
     }
 
