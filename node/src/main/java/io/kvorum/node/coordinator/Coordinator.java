@@ -242,6 +242,16 @@ public final class Coordinator {
     }
 
     /**
+     * Writes a record restored from a backup (docs/operations.md#restore) as it is: its timestamp,
+     * writer, tombstone and expiry are kept, so each replica keeps it only when it holds no newer
+     * version, and restoring it again changes nothing. It goes the way of a put (fan-out, quorum,
+     * hints), but is not stamped here, so a clock refusal does not apply.
+     */
+    public CompletableFuture<Record> restore(byte[] key, Record record, Quorum quorum) {
+        return write(key, record, quorum, timeoutNanos, false).result;
+    }
+
+    /**
      * Sends the record to the key's {@code from} replicas (during a membership change, those of the
      * current membership and those of the coming one, each set needing {@code ack}). A remote
      * replica that does not acknowledge it, before or after the client was answered, gets a hint

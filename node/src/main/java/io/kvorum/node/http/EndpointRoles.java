@@ -38,7 +38,8 @@ final class EndpointRoles {
             entry("POST /v0/repair", Role.ADMIN),
             entry("POST /v0/backup", Role.ADMIN),
             entry("GET /v0/backup", Role.READ),
-            entry("GET /v0/backup/ID", Role.READ));
+            entry("GET /v0/backup/ID", Role.READ),
+            entry("POST /v0/restore", Role.ADMIN));
 
     /** What a request that is no endpoint needs: any valid token. */
     private static final Role NOT_AN_ENDPOINT = Role.READ;
@@ -54,7 +55,7 @@ final class EndpointRoles {
     /**
      * The role the table gives {@code request}'s endpoint, or null when it is no endpoint. The
      * endpoints that need {@code admin} are the administrative ones: membership changes, repair,
-     * cleanup and backups.
+     * cleanup, backups and restore.
      */
     static Role of(HttpRequest request) {
         return NEEDED.get(key(request));

@@ -115,13 +115,16 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
                     ? Answer.later(backups.status(path.substring(BACKUP_PREFIX.length()))
                             .thenApply(s -> Responses.json(HttpResponseStatus.OK, s)))
                     : Answer.now(Responses.methodNotAllowed("GET"));
+            case "/v0/restore" -> method.equals(HttpMethod.POST)
+                    ? restore(RequestParams.parse(rawQuery), request)
+                    : Answer.now(Responses.methodNotAllowed("POST"));
             case "/metrics" -> isGetOrHead(method)
                     ? Answer.later(metrics.get().thenApply(text -> Responses.bytes(HttpResponseStatus.OK,
                             Unpooled.copiedBuffer(text, StandardCharsets.UTF_8), NodeMetrics.CONTENT_TYPE)))
                     : Answer.now(Responses.methodNotAllowed(GET_AND_HEAD));
             default -> Answer.now(Responses.text(HttpResponseStatus.BAD_REQUEST, "unknown path '" + path
                     + "'; the API is /v0/entity, /v0/entities, /v0/status, /v0/cluster, /v0/cluster/leave, /v0/cluster/remove,"
-                    + " /v0/cleanup, /v0/repair, /v0/backup, /v0/backup/<id> and /metrics"));
+                    + " /v0/cleanup, /v0/repair, /v0/backup, /v0/backup/<id>, /v0/restore and /metrics"));
         };
     }
 
@@ -251,6 +254,22 @@ record RequestRouter(Coordinator coordinator, ClusterAdmin cluster, Clock clock,
         }
         return Responses.bytes(HttpResponseStatus.OK, Unpooled.wrappedBuffer(newest.value()),
                 HttpHeaderValues.APPLICATION_OCTET_STREAM);
+    }
+
+    /**
+     * {@code POST /v0/restore}: a batch of backed-up records, each written to its key's replicas
+     * with its own timestamp ({@link RestoreIntake}); 200 with their number once a quorum of each
+     * key's replicas stored every one.
+     */
+    private Answer restore(RequestParams params, FullHttpRequest request) {
+        requireMember();
+        Quorum quorum = quorum(params);
+        if (params.has("ttl")) {
+            throw new BadRequestException("ttl is only allowed on PUT");
+        }
+        var entries = RestoreIntake.decode(request.content());
+        return Answer.later(RestoreIntake.load(coordinator, entries, quorum)
+                .thenApply(restored -> Responses.json(HttpResponseStatus.OK, Map.of("restored", restored))));
     }
 
     private Answer range(RequestParams params) {

@@ -78,6 +78,7 @@ class EndpointRolesTest {
             new Row("POST", "/v0/backup", NEEDS_ADMIN),
             new Row("GET", "/v0/backup", NEEDS_READ),
             new Row("GET", "/v0/backup/20200101-000000-000000", NEEDS_READ),
+            new Row("POST", "/v0/restore", NEEDS_ADMIN),
             new Row("GET", "/metrics", NEEDS_READ),
             new Row("HEAD", "/metrics", NEEDS_READ));
     static final List<Row> NOT_ENDPOINTS = List.of(

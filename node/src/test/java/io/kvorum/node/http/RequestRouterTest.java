@@ -9,6 +9,7 @@ import io.kvorum.node.antientropy.AntiEntropyState;
 import io.kvorum.node.storage.StorageFailures;
 import io.kvorum.node.antientropy.RepairReport;
 import io.kvorum.node.antientropy.RoundStats;
+import io.kvorum.node.backup.BackupFileWriter;
 import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
@@ -239,7 +240,7 @@ class RequestRouterTest {
         assertThat(reply.status()).isEqualTo(400);
         assertThat(reply.body()).isEqualTo("unknown path '/v0/statuses'; the API is /v0/entity, /v0/entities, "
                 + "/v0/status, /v0/cluster, /v0/cluster/leave, /v0/cluster/remove, /v0/cleanup, /v0/repair, /v0/backup, "
-                + "/v0/backup/<id> and /metrics\n");
+                + "/v0/backup/<id>, /v0/restore and /metrics\n");
         assertThat(connection.isOpen()).isTrue();
     }
 
@@ -289,6 +290,71 @@ class RequestRouterTest {
     }
 
     /** A replica in a map; answers at once. */
+    /** A batch for {@code POST /v0/restore}: {@code KVB1}, the entries, the end marker and {@code count}. */
+    private static byte[] restoreBatch(Map<String, Record> records, long count, byte[] trailing) throws Exception {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        java.io.DataOutputStream out = new java.io.DataOutputStream(bytes);
+        BackupFileWriter.writeMagic(out);
+        for (Map.Entry<String, Record> e : records.entrySet()) {
+            BackupFileWriter.writeEntry(out, e.getKey().getBytes(UTF_8), e.getValue());
+        }
+        BackupFileWriter.writeEnd(out, count);
+        out.write(trailing);
+        return bytes.toByteArray();
+    }
+
+    private Reply restore(byte[] body) {
+        connection.send("POST /v0/restore HTTP/1.1\r\n" + HOST + "Content-Length: " + body.length + "\r\n\r\n"
+                + new String(body, java.nio.charset.StandardCharsets.ISO_8859_1));
+        return connection.response();
+    }
+
+    @Test
+    void aRestoredRecordKeepsItsTimestampAndNeverReplacesANewerOne() throws Exception {
+        Record newer = Record.value(HybridLogicalClock.pack(2_000, 0), "n9", "newer".getBytes(UTF_8), 0);
+        replica.records.put("kept", newer);
+        Map<String, Record> batch = new LinkedHashMap<>();
+        batch.put("a", Record.value(HybridLogicalClock.pack(1_000, 3), "n7", "old".getBytes(UTF_8), 5_000_000_000_000L));
+        batch.put("b", Record.tombstone(HybridLogicalClock.pack(1_500, 0), "n8"));
+        batch.put("kept", Record.value(HybridLogicalClock.pack(1_000, 0), "n7", "older".getBytes(UTF_8), 0));
+
+        Reply reply = restore(restoreBatch(batch, 3, new byte[0]));
+
+        assertThat(reply.status()).as(reply.body()).isEqualTo(200);
+        assertThat(reply.body()).isEqualTo("{\"restored\":3}\n");
+        assertThat(replica.records.get("a")).usingRecursiveComparison().isEqualTo(batch.get("a"));
+        assertThat(replica.records.get("b")).usingRecursiveComparison().isEqualTo(batch.get("b"));
+        assertThat(replica.records.get("kept")).isSameAs(newer);
+        assertThat(restore(restoreBatch(batch, 3, new byte[0])).status()).as("the same batch again").isEqualTo(200);
+        assertThat(replica.records.get("a")).usingRecursiveComparison().isEqualTo(batch.get("a"));
+    }
+
+    @Test
+    void aMalformedRestoreBatchIsA400AndWritesNothing() throws Exception {
+        Map<String, Record> good = new LinkedHashMap<>();
+        good.put("a", Record.value(HybridLogicalClock.pack(1_000, 0), "n7", "v".getBytes(UTF_8), 0));
+        good.put("b", Record.value(HybridLogicalClock.pack(1_000, 0), "n7", "w".getBytes(UTF_8), 0));
+        byte[] whole = restoreBatch(good, 2, new byte[0]);
+        byte[] badMagic = whole.clone();
+        badMagic[3] = '2';
+        byte[] negativeLength = whole.clone();
+        int secondValueLength = whole.length - 12 - 1 - 4; // before the last value, its end marker and count
+        negativeLength[secondValueLength] = (byte) 0x80;
+        Map<String, byte[]> bodies = new LinkedHashMap<>();
+        bodies.put("the count differs", restoreBatch(good, 3, new byte[0]));
+        bodies.put("bytes after the count", restoreBatch(good, 2, new byte[] {0}));
+        bodies.put("cut short", java.util.Arrays.copyOf(whole, whole.length - 13));
+        bodies.put("another magic", badMagic);
+        bodies.put("a negative value length", negativeLength);
+        bodies.put("empty", new byte[0]);
+        for (Map.Entry<String, byte[]> body : bodies.entrySet()) {
+            Reply reply = restore(body.getValue());
+            assertThat(reply.status()).as(body.getKey()).isEqualTo(400);
+            assertThat(reply.body()).as(body.getKey()).startsWith("not a batch of backup entries");
+            assertThat(replica.records).as(body.getKey() + ": nothing written").isEmpty();
+        }
+    }
+
     private static final class MemoryReplica implements Replica {
         final Map<String, Record> records = new ConcurrentHashMap<>();
 
