@@ -1,6 +1,7 @@
 package io.kvorum.node;
 
 import io.kvorum.node.admin.RepairStorageCommand;
+import io.kvorum.node.admin.RestoreCommand;
 import io.kvorum.node.admin.StatusCommand;
 import io.kvorum.node.config.ConfigException;
 import io.kvorum.node.config.NodeConfig;
@@ -34,7 +35,8 @@ import picocli.CommandLine.ParseResult;
  * <p>{@code java -jar kvorum-node.jar status [URL]} runs no node: it prints the cluster as the node
  * at URL sees it ({@link StatusCommand}), so the one jar operators have also inspects a cluster;
  * {@code java -jar kvorum-node.jar repair-storage DATA_DIR} salvages a stopped node's corrupt store
- * ({@link RepairStorageCommand}).
+ * ({@link RepairStorageCommand}); {@code java -jar kvorum-node.jar restore DIR URL} loads a backup into a
+ * running cluster ({@link RestoreCommand}).
  */
 public final class Main {
 
@@ -56,6 +58,10 @@ public final class Main {
         }
         if (args.length > 0 && args[0].equals(RepairStorageCommand.NAME)) {
             System.exit(RepairStorageCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
+            return;
+        }
+        if (args.length > 0 && args[0].equals(RestoreCommand.NAME)) {
+            System.exit(RestoreCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
             return;
         }
         Map<String, String> env = System.getenv();
@@ -169,7 +175,9 @@ public final class Main {
                                 + StatusCommand.DEFAULT_URL + ") sees it; exits 0 when every member is up, 1 when one is not, "
                                 + "2 when the node cannot be reached.",
                         "", "kvorum-node repair-storage DATA_DIR: salvage the store of a stopped node whose log says a "
-                                + "file is corrupt (docs/operations.md, \"A corrupt data file\").");
+                                + "file is corrupt (docs/operations.md, \"A corrupt data file\").",
+                        "", "kvorum-node restore DIR URL [--auth-token-file FILE] [--tls-ca FILE] [--rate N]: load the backup "
+                                + "in DIR into the running cluster of URL (docs/operations.md, \"Restore\").");
         for (NodeOption o : NodeOption.values()) {
             String description = o.doc()
                     + (o.defaultValue() != null ? " Default: " + o.defaultValue() + "." : "")
