@@ -79,7 +79,13 @@ final class RestoreIntake {
                 return;
             }
             Entry entry = entries.get(i);
-            CompletableFuture<?> written = coordinator.restore(entry.key(), entry.record(), quorum);
+            CompletableFuture<?> written;
+            try {
+                written = coordinator.restore(entry.key(), entry.record(), quorum);
+            } catch (RuntimeException e) { // from a callback, it would leave the batch unanswered
+                done.completeExceptionally(e);
+                return;
+            }
             if (!written.isDone()) {
                 written.whenComplete((ok, error) -> {
                     if (error != null) {
