@@ -183,8 +183,7 @@ public final class RestoreCommand {
         List<Member> members = new ArrayList<>();
         for (Path folder : folders) {
             try {
-                BackupManifest manifest = BackupManifest.read(folder);
-                manifest.verify(folder);
+                BackupManifest manifest = BackupManifest.verify(folder);
                 members.add(new Member(folder, manifest));
             } catch (IOException e) {
                 throw new Stop(EXIT_BAD, e.getMessage());
@@ -231,7 +230,7 @@ public final class RestoreCommand {
             Set<String> finished = finishedFiles(cluster);
             long skipped = 0;
             for (Member member : members) {
-                for (BackupManifest.FileInfo file : member.manifest().files()) {
+                for (BackupManifest.FileEntry file : member.manifest().files()) {
                     String name = member.name() + "/" + file.name();
                     if (finished.contains(name)) {
                         skipped += file.records();

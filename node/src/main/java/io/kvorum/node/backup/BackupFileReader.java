@@ -25,32 +25,51 @@ public final class BackupFileReader implements Closeable {
     /** Larger than any key or value a node accepts; guards against a damaged length. */
     private static final int MAX_LENGTH = 256 << 20;
 
-    private final Path file;
+    /** What the messages name: the file's path, or what the content came in (a restore batch). */
+    private final String file;
     private final DataInputStream in;
     private long entries;
     private boolean ended;
 
-    private BackupFileReader(Path file, DataInputStream in) {
+    private BackupFileReader(String file, DataInputStream in) {
         this.file = file;
         this.in = in;
     }
 
-    /** Opens {@code file} and checks its magic bytes. */
+    /** Opens {@code file} (a gzip data file) and checks its magic bytes. */
     public static BackupFileReader open(Path file) throws IOException {
         InputStream raw = Files.newInputStream(file);
         try {
-            DataInputStream in = new DataInputStream(new BufferedInputStream(new GZIPInputStream(raw, 1 << 16), 1 << 16));
-            byte[] magic = new byte[BackupFileWriter.MAGIC.length];
-            in.readFully(magic);
-            if (!Arrays.equals(magic, BackupFileWriter.MAGIC)) {
-                throw new IOException(file + ": not a Kvorum backup file (bad magic)");
-            }
-            return new BackupFileReader(file, in);
+            return start(file.toString(), new BufferedInputStream(new GZIPInputStream(raw, 1 << 16), 1 << 16));
         } catch (IOException | RuntimeException e) {
             raw.close();
             throw e instanceof IOException io && io.getMessage() != null && io.getMessage().startsWith(file.toString())
                     ? io : new IOException(file + ": unreadable: " + e, e);
         }
+    }
+
+    /**
+     * A reader of the same content uncompressed (a restore batch), checking its magic bytes;
+     * messages start with {@code name}.
+     */
+    public static BackupFileReader plain(InputStream content, String name) throws IOException {
+        try {
+            return start(name, content);
+        } catch (EOFException e) {
+            content.close();
+            throw new IOException(name + ": not a Kvorum backup file (too short)", e);
+        }
+    }
+
+    private static BackupFileReader start(String name, InputStream content) throws IOException {
+        DataInputStream in = new DataInputStream(content);
+        byte[] magic = new byte[BackupFileWriter.MAGIC.length];
+        in.readFully(magic);
+        if (!Arrays.equals(magic, BackupFileWriter.MAGIC)) {
+            in.close();
+            throw new IOException(name + ": not a Kvorum backup file (bad magic)");
+        }
+        return new BackupFileReader(name, in);
     }
 
     /** The next entry, or null after the last one (the end marker, whose count must match). */
@@ -77,8 +96,7 @@ public final class BackupFileReader implements Closeable {
             String writer = in.readUTF();
             boolean tombstone = in.readBoolean();
             long expiresAt = in.readLong();
-            byte[] value = new byte[checkedLength(in.readInt(), 0, "value")];
-            in.readFully(value);
+            byte[] value = readBytes(checkedLength(in.readInt(), 0, "value"));
             entries++;
             return new Entry(key, new Record(timestamp, writer, tombstone, expiresAt, value));
         } catch (EOFException e) {
@@ -86,11 +104,30 @@ public final class BackupFileReader implements Closeable {
         } catch (IllegalArgumentException e) {
             throw new IOException(file + ": damaged entry " + entries + ": " + e.getMessage(), e);
         } catch (IOException e) {
-            if (e.getMessage() != null && e.getMessage().startsWith(file.toString())) {
+            if (e.getMessage() != null && e.getMessage().startsWith(file)) {
                 throw e;
             }
             throw new IOException(file + ": unreadable after " + entries + " entries: " + e, e);
         }
+    }
+
+    /**
+     * {@code length} bytes, read in slices, so that a length the content does not hold (a damaged
+     * file, a hostile batch) fails before the whole of it is allocated.
+     */
+    private byte[] readBytes(int length) throws IOException {
+        int slice = 1 << 20;
+        byte[] bytes = new byte[Math.min(length, slice)];
+        int read = 0;
+        while (read < length) {
+            int n = Math.min(slice, length - read);
+            if (bytes.length < read + n) {
+                bytes = Arrays.copyOf(bytes, Math.min(length, Math.max(read + n, bytes.length * 2)));
+            }
+            in.readFully(bytes, read, n);
+            read += n;
+        }
+        return bytes;
     }
 
     private int checkedLength(int length, int min, String what) throws IOException {

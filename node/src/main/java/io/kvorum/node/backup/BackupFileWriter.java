@@ -70,6 +70,21 @@ public final class BackupFileWriter implements Closeable {
             current = new OpenFile(dir.resolve(fileName(files.size())));
         }
         DataOutputStream out = current.data;
+        writeEntry(out, key, record);
+        current.entries++;
+        records++;
+        if (out.size() >= fileLimit || out.size() < 0) {
+            closeCurrent();
+        }
+    }
+
+    /** The magic bytes that start the content of a data file, or of a restore batch. */
+    public static void writeMagic(DataOutputStream out) throws IOException {
+        out.write(MAGIC);
+    }
+
+    /** One entry in the format's encoding (docs/architecture.md#backup-format). */
+    public static void writeEntry(DataOutputStream out, byte[] key, Record record) throws IOException {
         out.writeInt(key.length);
         out.write(key);
         out.writeLong(record.timestamp());
@@ -78,11 +93,12 @@ public final class BackupFileWriter implements Closeable {
         out.writeLong(record.expiresAtMillis());
         out.writeInt(record.value().length);
         out.write(record.value());
-        current.entries++;
-        records++;
-        if (out.size() >= fileLimit || out.size() < 0) {
-            closeCurrent();
-        }
+    }
+
+    /** The end marker and the count of the entries before it. */
+    public static void writeEnd(DataOutputStream out, long entries) throws IOException {
+        out.writeInt(END_MARKER);
+        out.writeLong(entries);
     }
 
     /** Entries written so far. */
@@ -117,8 +133,7 @@ public final class BackupFileWriter implements Closeable {
         }
         OpenFile f = current;
         current = null;
-        f.data.writeInt(END_MARKER);
-        f.data.writeLong(f.entries);
+        writeEnd(f.data, f.entries);
         f.data.flush();
         f.gzip.finish();
         f.data.flush();

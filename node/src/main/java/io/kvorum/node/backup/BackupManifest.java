@@ -126,7 +126,8 @@ public record BackupManifest(int format, String backup, String node, String clus
 
     /**
      * Reads the manifest of {@code memberDir} and checks every data file it lists: present, of
-     * its size and SHA-256. Answers the manifest.
+     * its size and SHA-256, readable to its end marker and holding the entries the manifest
+     * counts. Answers the manifest.
      *
      * @throws DamagedException naming the first file that is missing or damaged
      */
@@ -158,6 +159,18 @@ public record BackupManifest(int format, String backup, String node, String clus
             }
             if (!HexFormat.of().formatHex(digest.digest()).equals(f.sha256)) {
                 throw new DamagedException(path, "SHA-256 differs from the manifest (damaged)");
+            }
+            long entries;
+            try (BackupFileReader reader = BackupFileReader.open(path)) {
+                while (reader.next() != null) {
+                    // counted by the reader, which checks the end marker's count
+                }
+                entries = reader.entries();
+            } catch (IOException e) {
+                throw new DamagedException(path, "unreadable: " + e.getMessage());
+            }
+            if (entries != f.records) {
+                throw new DamagedException(path, "holds " + entries + " entries, the manifest says " + f.records);
             }
         }
     }

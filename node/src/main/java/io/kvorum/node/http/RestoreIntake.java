@@ -31,7 +31,7 @@ final class RestoreIntake {
     /** The batch's entries, or a {@link BadRequestException} saying what is wrong with it. */
     static List<Entry> decode(ByteBuf body) {
         List<Entry> entries = new ArrayList<>();
-        try (BackupFileReader reader = new BackupFileReader(new ByteBufInputStream(body.duplicate()))) {
+        try (BackupFileReader reader = BackupFileReader.plain(new ByteBufInputStream(body.duplicate()), "the batch")) {
             for (Entry e = reader.next(); e != null; e = reader.next()) {
                 if (e.key().length > RequestParams.MAX_KEY_BYTES) {
                     throw new IOException("entry " + entries.size() + " has a key of " + e.key().length

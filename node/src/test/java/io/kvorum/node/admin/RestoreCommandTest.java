@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.backup.BackupFileWriter;
 import io.kvorum.node.backup.BackupFileWriterAccess;
 import io.kvorum.node.backup.BackupManifest;
@@ -57,9 +58,12 @@ class RestoreCommandTest {
     }
 
     /** Writes one member folder of backup {@code dir}, as a member would: files, then the manifest. */
+    /** The id every test backup's manifests name (folders may be named otherwise: a restore reads the manifests). */
+    static final String BACKUP_ID = "20261207-000000-000000";
+
     static void writeMember(Path dir, String node, Map<String, Record> records, long fileBytes) throws IOException {
         Path memberDir = dir.resolve(node);
-        List<BackupManifest.FileInfo> files;
+        List<BackupManifest.FileEntry> files;
         try (BackupFileWriter writer = fileBytes > 0 ? BackupFileWriterAccess.withFileBytes(memberDir, fileBytes)
                 : new BackupFileWriter(memberDir)) {
             for (Map.Entry<String, Record> e : new TreeMap<>(records).entrySet()) {
@@ -67,12 +71,10 @@ class RestoreCommandTest {
             }
             files = writer.finish();
         }
-        String now = Instant.now().toString();
-        new BackupManifest(BackupManifest.FORMAT, dir.getFileName().toString(), node, "kvorum", now, now,
-                files.stream().mapToLong(BackupManifest.FileInfo::records).sum(),
-                files.stream().mapToLong(BackupManifest.FileInfo::bytes).sum(),
-                new BackupManifest.Membership(1, List.of(new BackupManifest.Member(node, "127.0.0.1", 8080, 9080, "normal"))),
-                files).write(memberDir);
+        Instant now = Instant.now();
+        BackupManifest.of(BACKUP_ID, node, "kvorum", now, now,
+                new BackupManifest.Membership(1, List.of(new ClusterView.Member(node, "127.0.0.1", 8080, 9080, "normal"))),
+                files).writeTo(memberDir);
     }
 
     private static Run restore(Path dir, MiniCluster c, String... more) {

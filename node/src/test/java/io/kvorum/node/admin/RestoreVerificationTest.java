@@ -30,14 +30,14 @@ class RestoreVerificationTest {
     void aManifestWhoseCountDiffersFromItsFileNamesTheFile() throws Exception {
         Path dir = backupOfOneMember();
         BackupManifest m = BackupManifest.read(dir.resolve("n1"));
-        BackupManifest.FileInfo f = m.files().get(0);
+        BackupManifest.FileEntry f = m.files().get(0);
         new BackupManifest(m.format(), m.backup(), m.node(), m.cluster(), m.startedAt(), m.finishedAt(), 2, m.bytes(),
-                m.membership(), List.of(new BackupManifest.FileInfo(f.name(), f.bytes(), f.sha256(), 2)))
-                .write(dir.resolve("n1"));
+                m.membership(), List.of(new BackupManifest.FileEntry(f.name(), f.bytes(), f.sha256(), 2)))
+                .writeTo(dir.resolve("n1"));
 
         assertThatThrownBy(() -> RestoreCommand.verify(dir)).isInstanceOf(RestoreCommand.Stop.class)
                 .hasMessageStartingWith(dir.resolve("n1").resolve(BackupFileWriter.fileName(0)).toString())
-                .hasMessageContaining("1 records, the manifest says 2");
+                .hasMessageContaining("holds 1 entries, the manifest says 2");
         assertThat(RestoreCommand.verify(backupOfOtherName())).hasSize(1);
     }
 

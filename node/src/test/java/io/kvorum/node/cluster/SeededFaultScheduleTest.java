@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.kvorum.client.KvorumClient;
-import io.kvorum.node.cluster.MembershipScenarios.Quorums;
+import io.kvorum.node.cluster.ContractLoad.Quorums;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.transport.memory.SimulatedNetwork;
 import io.kvorum.testkit.History;
@@ -113,7 +113,7 @@ class SeededFaultScheduleTest extends ClusterScenarioSupport {
      * The quorums of membership seeds, one per key for every request on it: R + W > from
      * (docs/operations.md#how-replicas-converge), those a change must keep readable and W=3 R=1.
      */
-    private static final List<Quorums> QUORUMS = Stream.concat(MembershipScenarios.R_PLUS_W_ABOVE_FROM.stream(),
+    private static final List<Quorums> QUORUMS = Stream.concat(ContractLoad.R_PLUS_W_ABOVE_FROM.stream(),
             Stream.of(new Quorums(3, 3, 1))).toList();
 
     SeededFaultScheduleTest() {
