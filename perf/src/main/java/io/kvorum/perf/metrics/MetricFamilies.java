@@ -38,7 +38,7 @@ public final class MetricFamilies {
             "jvm_threads_live_threads", "process_cpu_usage", "kvorum_host_cpu_usage", "process_uptime_seconds");
 
     /** Families exposed as several samples with a suffix (histograms, summaries, timers). */
-    public static final Set<String> HISTOGRAMS = Set.of(REQUEST_DURATION, JVM_GC_PAUSE);
+    public static final Set<String> HISTOGRAMS = Set.of(REQUEST_DURATION, JVM_GC_PAUSE, "kvorum_backup_duration_seconds");
 
     /** The suffixes of a histogram's or timer's samples. */
     public static final Set<String> HISTOGRAM_SUFFIXES = Set.of("_bucket", "_count", "_sum", "_max");
