@@ -276,8 +276,16 @@ class SeededFaultScheduleTest extends ClusterScenarioSupport {
                 repair(c, hub);
                 repair(c, hub);
                 JsonObject report = repair(c, hub);
-                assertThat(report.get("recordsSent").getAsLong() + report.get("recordsReceived").getAsLong())
-                        .as("records a third repair through " + hub + " still exchanged: " + report).isZero();
+                if (plan.family == Family.GRACE) {
+                    // Tombstones past the short grace are purged between the runs, by each replica
+                    // once it knows every other holds them, so not by all at once: a run may hand one
+                    // back to a replica that dropped it. No value may still differ (values have bytes).
+                    assertThat(report.get("bytesSent").getAsLong() + report.get("bytesReceived").getAsLong())
+                            .as("value bytes a third repair through " + hub + " still exchanged: " + report).isZero();
+                } else {
+                    assertThat(report.get("recordsSent").getAsLong() + report.get("recordsReceived").getAsLong())
+                            .as("records a third repair through " + hub + " still exchanged: " + report).isZero();
+                }
                 // What repair spread must still be what the history allows (a deleted value stays deleted).
                 readEverything(c, history, keys, serving);
                 assertThat(HistoryChecker.check(history.ops(), plan.clockSpreadMillis()))
