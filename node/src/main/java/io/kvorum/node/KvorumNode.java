@@ -204,7 +204,8 @@ public final class KvorumNode implements AutoCloseable {
         EventLoops loops = EventLoops.create(config.httpThreads());
         parts.add("event loops", graceful -> loops.close()); // after the gateway and the transport
 
-        HybridLogicalClock hlc = new HybridLogicalClock(clock, config.maxClockOffset());
+        HybridLogicalClock hlc = HybridLogicalClock.guardedAgainstSteps(clock, config.maxClockOffset());
+        metrics.bindRefusedPeerTimestamps(hlc::refusedFromPeers);
         startClockPastStored(hlc, clock, storage.store().timestampCeilingAtOpen(), config.maxClockOffset());
         String selfId = config.self().id();
         LocalReplica local = new LocalReplica(selfId, storage, hlc);

@@ -175,6 +175,7 @@ public final class NodeMetrics implements AutoCloseable {
     private final Map<String, DoubleSupplier> clockOffsets = new ConcurrentHashMap<>();
     private volatile BooleanSupplier clockWritesRefused = () -> false;
     private volatile LongSupplier tombstonesPurged = () -> 0;
+    private volatile LongSupplier refusedPeerTimestamps = () -> 0;
     private volatile BooleanSupplier rebuilding = () -> false;
     private final Counter rebuildRecords;
     private final Map<String, DoubleSupplier> hintsPendingSources = new ConcurrentHashMap<>();
@@ -584,6 +585,17 @@ public final class NodeMetrics implements AutoCloseable {
         tombstonesPurged = purged; // the meter holds its source weakly; this object holds it
         FunctionCounter.builder("kvorum.tombstones.purged", this, m -> m.tombstonesPurged.getAsLong())
                 .description("Tombstones dropped by the purge since start").register(registry);
+    }
+
+    /**
+     * Counts the timestamps peers sent (in records or read answers) further ahead of this node's
+     * clock than {@code --max-clock-offset}, which it did not adopt (docs/operations.md#clocks).
+     */
+    public void bindRefusedPeerTimestamps(LongSupplier refused) {
+        refusedPeerTimestamps = refused; // the meter holds its source weakly; this object holds it
+        FunctionCounter.builder("kvorum.clock.peer.timestamps.refused", this, m -> m.refusedPeerTimestamps.getAsLong())
+                .description("Timestamps from peers further ahead of this node's clock than --max-clock-offset: "
+                        + "their records refused, their read answers not followed").register(registry);
     }
 
     /** Reports when the certificate this node serves expires (Unix seconds), as last loaded: with TLS only. */

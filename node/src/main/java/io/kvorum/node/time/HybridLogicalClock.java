@@ -19,9 +19,13 @@ public final class HybridLogicalClock {
     private static final long LOGICAL_MASK = (1L << LOGICAL_BITS) - 1;
 
     private final Clock clock;
+    /** The physical time {@link #now()} stamps with: {@link #clock}, or a guard over it. */
+    private final Clock stampClock;
     private final AtomicLong last = new AtomicLong();
     /** How far ahead of the wall clock a timestamp from another node may be and be adopted; 0: any. */
     private final long maxAheadMillis;
+    /** Peers' timestamps not adopted for being beyond the bound ({@link #observeFromPeer}). */
+    private final AtomicLong refusedFromPeers = new AtomicLong();
     /** The physical part of the store's ceiling at start ({@link #startPast}); 0 before. */
     private volatile long floorMillis;
 
@@ -36,13 +40,27 @@ public final class HybridLogicalClock {
      *                 zero adopts any
      */
     public HybridLogicalClock(Clock clock, Duration maxAhead) {
+        this(clock, clock, maxAhead);
+    }
+
+    private HybridLogicalClock(Clock clock, Clock stampClock, Duration maxAhead) {
         this.clock = clock;
+        this.stampClock = stampClock;
         this.maxAheadMillis = maxAhead.toMillis();
+    }
+
+    /**
+     * The node's clock: as {@link #HybridLogicalClock(Clock, Duration)}, but it stamps through a
+     * {@link StepGuardedClock}, so a forward step of the wall clock is not stamped at once; the
+     * bounds still count from the wall clock itself.
+     */
+    public static HybridLogicalClock guardedAgainstSteps(Clock clock, Duration maxAhead) {
+        return new HybridLogicalClock(clock, new StepGuardedClock(clock), maxAhead);
     }
 
     /** A new timestamp, greater than any this clock has issued or observed. */
     public long now() {
-        long physical = pack(clock.currentTimeMillis(), 0);
+        long physical = pack(stampClock.currentTimeMillis(), 0);
         // If the wall clock is ahead of everything seen, take it; otherwise count past the last.
         // A logical overflow carries into the millisecond field, which is harmless: the result
         // still compares greater, and the wall clock catches up within a millisecond.
@@ -76,10 +94,16 @@ public final class HybridLogicalClock {
      */
     public boolean observeFromPeer(long remoteTimestamp) {
         if (isBeyondBound(aheadOfWallClockMillis(remoteTimestamp))) {
+            refusedFromPeers.incrementAndGet();
             return false;
         }
         observe(remoteTimestamp);
         return true;
+    }
+
+    /** How many timestamps from peers this clock has not adopted since start, for being beyond the bound. */
+    public long refusedFromPeers() {
+        return refusedFromPeers.get();
     }
 
     /** How many milliseconds the last timestamp this clock issued or adopted is ahead of the reference ({@link #aheadOfWallClockMillis}). */

@@ -97,7 +97,7 @@ class SeededFaultScheduleTest extends ClusterScenarioSupport {
      * whose clock jumps ahead keeps its own copy of a write its peers refused, which then
      * outranks later acknowledged writes).
      */
-    static final String DEFAULT_FAULTS = "wipe,grace,clock,membership";
+    static final String DEFAULT_FAULTS = "wipe,grace,clock,membership,clock-jump";
     /** How many seeds in ten each enabled family takes (the rest run links and kills only). */
     private static final int SHARE_IN_TEN = 1;
 
