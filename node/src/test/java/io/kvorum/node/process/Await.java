@@ -2,6 +2,11 @@ package io.kvorum.node.process;
 
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -36,5 +41,27 @@ final class Await {
 
     static void until(String what, Duration bound, BooleanSupplier condition) {
         until(what, bound, condition, () -> "");
+    }
+
+    /**
+     * Waits until the node on {@code httpPort} serves reads: a node that started on a fresh store in
+     * a cluster of several members checks with its peers first whether it lost data, and shows
+     * {@code "status":"rebuilding"} meanwhile (docs/operations.md#replacing-a-disk).
+     */
+    static void untilServing(int httpPort, Supplier<String> details) {
+        HttpClient http = HttpClient.newHttpClient();
+        URI status = URI.create("http://127.0.0.1:" + httpPort + "/v0/status");
+        until("the node on " + httpPort + " to serve reads", Duration.ofSeconds(30), () -> {
+            try {
+                HttpResponse<String> answer = http.send(HttpRequest.newBuilder(status).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                return answer.statusCode() == 200 && !answer.body().contains("\"rebuilding\"");
+            } catch (IOException e) {
+                return false;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }, details);
     }
 }

@@ -72,7 +72,12 @@ class ClockBoundIT {
     void aPeerWriteStampedAnHourAheadIsRefusedAndMovesNoClock() throws Exception {
         LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 2, "--replication-factor", "2",
                 "--cluster-name", CLUSTER_NAME);
-        NodeJvm n1 = cluster.startReady(N1);
+        // n2 answers n1's pings once, so that n1, on a fresh store, knows it is new and serves reads;
+        // then this test takes n2's place on n1's replication stream.
+        cluster.startAllReady(N1, N2);
+        NodeJvm n1 = cluster.process(N1);
+        Await.untilServing(cluster.http(N1), n1::stdout);
+        cluster.stop(N2);
         Topology topology = topology(cluster);
         String future = keysWhoseFirstReplicaIs(cluster, "n1", "future-");
         String later = keysWhoseFirstReplicaIs(cluster, "n1", "later-");

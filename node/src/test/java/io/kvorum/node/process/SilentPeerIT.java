@@ -73,6 +73,14 @@ class SilentPeerIT {
         NodeJvm n1 = nodes.launch("n1").heap("256m").jvmOptions("-XX:MaxDirectMemorySize=2g").args("--cluster", cluster, "--node-id", "n1",
                 "--data-dir", tmp.resolve("n1").toString(), "--anti-entropy-interval", "0", "--hint-max-age", "0").start();
         n1.awaitReady(ports[0]);
+        // n2 answers n1's pings once, so that n1, on a fresh store, knows it is new and serves reads;
+        // then this test's silent stream stands in for it.
+        NodeJvm n2 = nodes.launch("n2").args("--cluster", cluster, "--node-id", "n2",
+                "--data-dir", tmp.resolve("n2").toString(), "--anti-entropy-interval", "0", "--hint-max-age", "0").start();
+        n2.awaitReady(ports[2]);
+        Await.untilServing(ports[0], n1::stdout);
+        n2.terminate();
+        assertThat(n2.awaitExit(Duration.ofSeconds(10))).as("n2's exit status after SIGTERM").isZero();
         HttpClient http = HttpClient.newHttpClient();
         URI entity = URI.create("http://127.0.0.1:" + ports[0] + "/v0/entity?id=big&ack=1&from=2");
         assertThat(http.send(HttpRequest.newBuilder(entity).PUT(HttpRequest.BodyPublishers.ofByteArray(new byte[VALUE_BYTES]))
