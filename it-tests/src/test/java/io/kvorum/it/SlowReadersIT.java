@@ -79,8 +79,11 @@ class SlowReadersIT {
                     refusals.add(head);
                 }
             }
+            // Each refusal is an overload the client may retry; on a loaded machine the storage queue
+            // may refuse some first (reads waiting over half the timeout), but the answers' limit must.
             assertThat(refusals).as("slow GETs refused once the answers held reached the limit").isNotEmpty()
-                    .allSatisfy(head -> assertThat(head).containsIgnoringCase("retry-after: 1")
+                    .allSatisfy(head -> assertThat(head).containsIgnoringCase("retry-after: 1").contains("Overloaded: "))
+                    .anySatisfy(head -> assertThat(head)
                             .contains("Overloaded: the answers not yet read by their clients reached this node's limit of"));
             // The limit holds 16 answers of 4 MB at once; how many more the kernel's send buffers take whole,
             // and give back to the node, varies from run to run (56 to over 60 of 120 refused here).
