@@ -15,7 +15,7 @@ package io.kvorum.node.time;
 public final class StepGuardedClock implements Clock {
 
     /** How much faster than monotonic time a forward step is taken in: a 1 s step takes 10 s. */
-    static final int CATCH_UP_PERCENT = 10;
+    public static final int CATCH_UP_PERCENT = 10;
 
     private final Clock wall;
     private boolean started;
