@@ -16,6 +16,7 @@ import com.github.dockerjava.api.model.Ports;
 import com.github.dockerjava.api.model.Ulimit;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.RetryPolicy;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.Readiness;
 import java.net.InetSocketAddress;
 import java.net.URI;

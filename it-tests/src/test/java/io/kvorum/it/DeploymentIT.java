@@ -3,6 +3,7 @@ package io.kvorum.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.TrustedCa;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.KvorumCerts;
 import io.kvorum.testkit.Ports;
 import java.io.IOException;

@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.KvorumClient;
+import io.kvorum.testkit.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

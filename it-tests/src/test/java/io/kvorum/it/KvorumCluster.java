@@ -4,6 +4,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.model.Network;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumException;
+import io.kvorum.testkit.Await;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

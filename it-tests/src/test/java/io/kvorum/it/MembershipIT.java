@@ -1,5 +1,6 @@
 package io.kvorum.it;
 
+import io.kvorum.testkit.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.testkit.History;

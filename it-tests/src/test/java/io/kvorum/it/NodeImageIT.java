@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumException;
+import io.kvorum.testkit.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -7,6 +7,7 @@ import io.kvorum.client.KvorumClient;
 import io.kvorum.client.RetryPolicy;
 import io.kvorum.client.TrustedCa;
 import io.kvorum.client.UnauthorizedException;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.KvorumCerts;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

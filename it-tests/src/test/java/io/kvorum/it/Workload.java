@@ -1,6 +1,7 @@
 package io.kvorum.it;
 
 import io.kvorum.client.KvorumClient;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.History.Op;
 import io.kvorum.testkit.History.Type;
 import io.kvorum.testkit.History;

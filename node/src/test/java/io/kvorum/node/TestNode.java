@@ -1,7 +1,6 @@
 package io.kvorum.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
@@ -11,6 +10,7 @@ import io.kvorum.client.KvorumClient;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.time.Clock;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.Ports;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
@@ -30,7 +30,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
-import org.awaitility.core.ConditionTimeoutException;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -157,17 +156,9 @@ public final class TestNode implements AutoCloseable {
         }
     }
 
-    /**
-     * Polls {@code condition} until it holds or {@code timeout} passes, then fails naming
-     * {@code what}. The polling interval is short; it is not a stand-in for the condition.
-     */
+    /** {@link Await#until(String, Duration, BooleanSupplier)}, in the order the node's tests call it. */
     public static void awaitUntil(Duration timeout, BooleanSupplier condition, String what) {
-        try {
-            await(what).atMost(timeout).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10)).pollInSameThread()
-                    .until(condition::getAsBoolean);
-        } catch (ConditionTimeoutException e) {
-            throw new AssertionError("timed out after " + timeout + " waiting until " + what, e);
-        }
+        Await.until(what, timeout, condition);
     }
 
     @Override

@@ -127,6 +127,15 @@ public final class NodeJvm {
         return this;
     }
 
+    /**
+     * Waits, within {@link #READY_TIMEOUT}, until the node on {@code httpPort} serves reads
+     * ({@link Readiness#awaitServing}); the failure message has {@link #describe()}.
+     */
+    public NodeJvm awaitServing(int httpPort) {
+        Readiness.awaitServing(name, URI.create(loopbackUri(httpPort) + "/v0/status"), READY_TIMEOUT, this::describe);
+        return this;
+    }
+
     /** SIGTERM; does not wait. */
     public void terminate() {
         process.destroy();

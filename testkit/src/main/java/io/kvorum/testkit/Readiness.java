@@ -75,4 +75,24 @@ public final class Readiness {
                     + " ms (" + attempts.get() + " attempts)" + (more.isEmpty() ? "" : "\n" + more), e);
         }
     }
+
+    /**
+     * Waits until {@code GET status} answers 200 with a node that serves reads: a node that started on
+     * a fresh store in a cluster of several members checks with its peers first whether it lost data,
+     * and shows {@code "status":"rebuilding"} meanwhile (docs/operations.md#replacing-a-disk).
+     */
+    public static void awaitServing(String who, URI status, Duration bound, Supplier<String> details) {
+        HttpRequest request = HttpRequest.newBuilder(status).timeout(PROBE_TIMEOUT).GET().build();
+        Await.until(who + " to serve reads", bound, () -> {
+            try {
+                HttpResponse<String> answer = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+                return answer.statusCode() == 200 && !answer.body().contains("\"rebuilding\"");
+            } catch (IOException e) {
+                return false;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while probing " + status, e);
+            }
+        }, details);
+    }
 }

@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.model.Entry;
+import io.kvorum.testkit.Await;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -120,10 +120,7 @@ class AntiEntropySessionTest {
         HeldStream stream = new HeldStream();
 
         session.startSendingAll(stream);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (flowed.isEmpty() && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
+        Await.until("the records sent to flow", Duration.ofSeconds(10), () -> !flowed.isEmpty());
 
         assertThat(stream.sent).as("one message of records sent while the stream was ready").hasSize(1);
         int inMessage = ((AntiEntropyMessage.Records) stream.sent.get(0)).entries().size();

@@ -10,8 +10,10 @@ import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.coordinator.ReplicaUnavailableException.Reason;
 import io.kvorum.node.liveness.PeerProbe.Kind;
 import io.kvorum.node.time.ManualClock;
+import io.kvorum.testkit.Await;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -154,16 +156,11 @@ class HeartbeatsTest {
      * flight for a moment: the delivery thread that sent it records its end, and may do so after
      * the test thread moved on.
      */
-    static Ping probeUntilPinged(Heartbeats h, FakeProbe peer) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() < deadline) {
+    static Ping probeUntilPinged(Heartbeats h, FakeProbe peer) {
+        return Await.untilValue("a ping to " + peer.id, Duration.ofSeconds(10), () -> {
             h.probeSoon(peer.id);
-            Ping p = peer.pings.poll(20, TimeUnit.MILLISECONDS);
-            if (p != null) {
-                return p;
-            }
-        }
-        throw new AssertionError("no ping to " + peer.id + " within 10 s");
+            return peer.pings.poll();
+        }, Objects::nonNull);
     }
 
     @Test

@@ -8,6 +8,7 @@ import io.kvorum.node.RawHttp;
 import io.kvorum.node.TestNode;
 import io.kvorum.node.cluster.MiniCluster;
 import io.kvorum.node.config.NodeOption;
+import io.kvorum.testkit.Await;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -89,15 +90,14 @@ class MetricsEndpointTest {
                 .filter(family -> !family.equals(TLS_ONLY)).toList();
         assertThat(families).as(listed.toString()).hasSizeGreaterThan(20);
         try (TestNode node = TestNode.start(dataDir)) {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            java.util.Set<String> exported;
-            do {
+            java.util.Set<String> exported = Await.untilValue("every family on /metrics", Duration.ofSeconds(10), () -> {
                 System.gc(); // the GC binder registers its pause timer at the first collection it sees
-                exported = new java.util.TreeSet<>();
+                java.util.Set<String> seen = new java.util.TreeSet<>();
                 for (String family : scrape(node.baseUri()).families()) {
-                    exported.add(family.replaceAll("_(bucket|count|sum|max)$", ""));
+                    seen.add(family.replaceAll("_(bucket|count|sum|max)$", ""));
                 }
-            } while (!exported.containsAll(families) && System.nanoTime() < deadline);
+                return seen;
+            }, seen -> seen.containsAll(families));
 
             assertThat(exported).as("families on /metrics").containsAll(families);
         }

@@ -19,6 +19,7 @@ import io.kvorum.proto.ReplicaResponse;
 import io.kvorum.proto.ReplicationGrpc;
 import io.kvorum.proto.RequestHeader;
 import io.kvorum.proto.WriteRequest;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.NodeJvm;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -76,7 +77,7 @@ class ClockBoundIT {
         // then this test takes n2's place on n1's replication stream.
         cluster.startAllReady(N1, N2);
         NodeJvm n1 = cluster.process(N1);
-        Await.untilServing(cluster.http(N1), n1::stdout);
+        n1.awaitServing(cluster.http(N1));
         cluster.stop(N2);
         Topology topology = topology(cluster);
         String future = keysWhoseFirstReplicaIs(cluster, "n1", "future-");

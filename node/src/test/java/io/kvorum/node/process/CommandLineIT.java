@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.placement.ClusterView;
 import io.kvorum.node.config.NodeOption;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
 import java.io.IOException;

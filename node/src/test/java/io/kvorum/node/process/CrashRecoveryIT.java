@@ -5,6 +5,7 @@ import static io.kvorum.testkit.NodeJvm.loopbackUri;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.client.KvorumClient;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
 import java.nio.file.Path;

@@ -7,12 +7,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumException;
 import io.kvorum.node.cluster.MembershipStore;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -180,20 +182,13 @@ class GracefulShutdownIT {
             out.write(value, 0, value.length / 2);
             out.flush();
             // SIGTERM only once the node has read the headers: it holds the body's bytes from then on.
-            long read = System.nanoTime() + ANSWERS.toNanos();
-            while (requestBodyBytesHeld(node.http) < value.length) {
-                assertThat(System.nanoTime()).as("the node reads the upload's headers").isLessThan(read);
-                Thread.sleep(10); // polling the metric, bounded by the deadline above
-            }
+            Await.until("the node to read the upload's headers", ANSWERS,
+                    () -> requestBodyBytesHeld(node.http) >= value.length);
 
             first.terminate();
             // The rest of the body goes once the gateway has stopped accepting: its drain has begun.
-            long deadline = System.nanoTime() + SIGTERM_EXIT.toNanos();
-            while (accepts(node.http)) {
-                assertThat(System.nanoTime()).as("the node stops accepting connections\n%s", first.describe())
-                        .isLessThan(deadline);
-                Thread.sleep(10); // polling the port, bounded by the deadline above
-            }
+            Await.until("the node to stop accepting connections", SIGTERM_EXIT, () -> !accepts(node.http),
+                    first::describe);
             out.write(value, value.length / 2, value.length - value.length / 2);
             out.flush();
             assertThat(readHead(upload.getInputStream())).as("the answer to the upload").startsWith("HTTP/1.1 201");
@@ -217,11 +212,8 @@ class GracefulShutdownIT {
         NodeJvm joining = nodes.launch("joining").args("--join", "--node-id", "n2",
                 "--cluster", clusterMember("n1", ports[0], ports[1]) + "," + clusterMember("n2", ports[2], ports[3]),
                 "--data-dir", data.toString()).start();
-        long deadline = System.nanoTime() + NodeJvm.READY_TIMEOUT.toNanos();
-        while (!joining.stdout().contains("cannot join yet")) {
-            assertThat(System.nanoTime()).as("the node tries to join\n%s", joining.describe()).isLessThan(deadline);
-            Thread.sleep(20); // polling the log, bounded by the deadline above
-        }
+        Await.until("the node to try to join", NodeJvm.READY_TIMEOUT,
+                () -> joining.stdout().contains("cannot join yet"), joining::describe);
 
         joining.terminate();
         assertThat(joining.awaitExit(SIGTERM_EXIT)).as("exit status after SIGTERM while joining\n%s",
@@ -235,7 +227,7 @@ class GracefulShutdownIT {
     }
 
     /** {@code kvorum_http_body_bytes{body="request"}}: the bytes of request bodies the node holds. */
-    private static double requestBodyBytesHeld(int port) throws IOException {
+    private static double requestBodyBytesHeld(int port) {
         String sample = "kvorum_http_body_bytes{body=\"request\"} ";
         try (Socket s = connect(port)) {
             s.getOutputStream().write("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
@@ -244,6 +236,8 @@ class GracefulShutdownIT {
                     .filter(line -> line.startsWith(sample))
                     .mapToDouble(line -> Double.parseDouble(line.substring(sample.length()).trim()))
                     .findFirst().orElseThrow(() -> new AssertionError("no " + sample + "in /metrics"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

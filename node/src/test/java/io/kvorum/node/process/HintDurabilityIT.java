@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.cluster.InvalidTopologyException;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.NodeJvm;
 import java.io.IOException;
 import java.net.URI;

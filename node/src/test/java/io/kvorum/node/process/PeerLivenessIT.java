@@ -1,5 +1,6 @@
 package io.kvorum.node.process;
 
+import io.kvorum.testkit.Await;
 import static io.kvorum.node.process.LocalCluster.id;
 import static org.assertj.core.api.Assertions.assertThat;
 

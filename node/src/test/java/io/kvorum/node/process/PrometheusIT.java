@@ -7,6 +7,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.kvorum.node.metrics.ToolsOnPath;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.Ports;
 import java.io.IOException;
 import java.net.URI;

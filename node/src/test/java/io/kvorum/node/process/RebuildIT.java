@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.gson.JsonParser;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.KvorumException;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.NodeJvm;
 import java.io.IOException;
 import java.net.URI;

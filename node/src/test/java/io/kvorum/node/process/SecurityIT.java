@@ -17,6 +17,7 @@ import io.kvorum.proto.MembershipGrpc;
 import io.kvorum.proto.MembershipProto;
 import io.kvorum.proto.ProposeRequest;
 import io.kvorum.proto.RequestHeader;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.NodeJvm;
 import io.kvorum.testkit.Ports;
 import java.io.ByteArrayOutputStream;

@@ -78,7 +78,7 @@ class SilentPeerIT {
         NodeJvm n2 = nodes.launch("n2").args("--cluster", cluster, "--node-id", "n2",
                 "--data-dir", tmp.resolve("n2").toString(), "--anti-entropy-interval", "0", "--hint-max-age", "0").start();
         n2.awaitReady(ports[2]);
-        Await.untilServing(ports[0], n1::stdout);
+        n1.awaitServing(ports[0]);
         n2.terminate();
         assertThat(n2.awaitExit(Duration.ofSeconds(10))).as("n2's exit status after SIGTERM").isZero();
         HttpClient http = HttpClient.newHttpClient();

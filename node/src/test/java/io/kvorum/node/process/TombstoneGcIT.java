@@ -4,6 +4,7 @@ import static io.kvorum.testkit.NodeJvm.loopbackUri;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.node.metrics.Scrape;
+import io.kvorum.testkit.Await;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -1,6 +1,7 @@
 package io.kvorum.node.process;
 
 import io.kvorum.client.KvorumClient;
+import io.kvorum.testkit.Await;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import io.kvorum.testkit.Await;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -38,10 +39,7 @@ class MetricsScraperTest {
 
         ScrapeLog log;
         try (MetricsScraper scraper = MetricsScraper.start(nodes, Duration.ofMillis(50), Duration.ofSeconds(5))) {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (served.get() < 3 && System.nanoTime() < deadline) {
-                Thread.onSpinWait(); // bounded poll for three answers of n1
-            }
+            Await.until("three answers of n1", Duration.ofSeconds(10), () -> served.get() >= 3);
             log = scraper.stop();
         }
 
