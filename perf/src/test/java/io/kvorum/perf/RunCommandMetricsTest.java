@@ -3,7 +3,7 @@ package io.kvorum.perf;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.perf.metrics.MetricsReport;
-import io.kvorum.perf.metrics.PrometheusText;
+import io.kvorum.testkit.PrometheusText;
 import io.kvorum.perf.metrics.Scrape;
 import io.kvorum.perf.metrics.ScrapeLog;
 import io.kvorum.perf.report.GcLog;
@@ -48,7 +48,7 @@ class RunCommandMetricsTest {
 
     private static Scrape scrape(long afterMillis, int gets) {
         return new Scrape(START.toEpochMilli() + afterMillis,
-                PrometheusText.parse("kvorum_requests_total{code=\"200\",op=\"get\"} " + gets + "\n"));
+                PrometheusText.parse("kvorum_requests_total{code=\"200\",op=\"get\"} " + gets + "\n").samples());
     }
 
     private static List<String> files(Path dir) throws Exception {

@@ -7,7 +7,7 @@ import com.google.gson.JsonParser;
 import io.kvorum.client.KvorumClient.Options;
 import io.kvorum.node.cluster.MiniCluster.NodeLauncher;
 import io.kvorum.node.config.NodeOption;
-import io.kvorum.node.metrics.Scrape;
+import io.kvorum.testkit.PrometheusText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -270,7 +270,7 @@ abstract class AntiEntropyScenarios extends ClusterScenarioSupport {
 
     /** {@code kvorum_tombstones_<name>} on {@code node}. */
     private static double tombstones(MiniCluster c, String node, String name) throws Exception {
-        return Scrape.parse(raw(c, node, "GET", "/metrics", null).body()).sum("kvorum_tombstones_" + name, Map.of());
+        return PrometheusText.parse(raw(c, node, "GET", "/metrics", null).body()).sum("kvorum_tombstones_" + name, Map.of());
     }
 
     /** A read of every replica's version (ack=3 of 3) through each node answers 404. */

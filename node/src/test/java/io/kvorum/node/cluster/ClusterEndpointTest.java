@@ -7,7 +7,7 @@ import io.kvorum.client.KvorumClient;
 import io.kvorum.client.placement.ClusterView;
 import io.kvorum.client.placement.ReplicaRouter;
 import io.kvorum.node.config.NodeOption;
-import io.kvorum.node.metrics.Scrape;
+import io.kvorum.testkit.PrometheusText;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -103,7 +103,7 @@ class ClusterEndpointTest {
             }
             assertThat(firstReplicaOf).as("every node is first replica of some keys").hasSize(3);
             for (String id : cluster.ids()) {
-                double coordinated = Scrape.parse(send(cluster.httpUri(id), "/metrics", "GET").body())
+                double coordinated = PrometheusText.parse(send(cluster.httpUri(id), "/metrics", "GET").body())
                         .sum("kvorum_requests_total", Map.of("op", "put", "code", "201"));
                 assertThat(coordinated).as("PUTs coordinated by %s", id).isEqualTo(firstReplicaOf.get(id).doubleValue());
             }
@@ -133,7 +133,7 @@ class ClusterEndpointTest {
                     client.sync().put(key, "v".getBytes(UTF_8));
                     firstOnJoined += router.replicasFor(key, 2).get(0).equals(joinedUri) ? 1 : 0;
                 }
-                double coordinated = Scrape.parse(send(joinedUri, "/metrics", "GET").body())
+                double coordinated = PrometheusText.parse(send(joinedUri, "/metrics", "GET").body())
                         .sum("kvorum_requests_total", Map.of("op", "put", "code", "201"));
                 assertThat(firstOnJoined).as("keys placed first on the new member").isPositive();
                 assertThat(coordinated).as("PUTs coordinated by " + joined).isEqualTo(firstOnJoined);

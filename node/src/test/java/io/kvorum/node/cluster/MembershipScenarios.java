@@ -14,7 +14,7 @@ import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.config.Tuning;
 import io.kvorum.node.membership.MoveProgress;
-import io.kvorum.node.metrics.Scrape;
+import io.kvorum.testkit.PrometheusText;
 import io.kvorum.testkit.History;
 import io.kvorum.testkit.HistoryChecker;
 import java.time.Duration;
@@ -340,7 +340,7 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
             awaitState(c, List.of("n1", "n2"), "n4", "absent");
             for (String node : List.of("n1", "n2")) {
                 // Gone rather than 0 for ever, which would keep a "peer down" alert firing.
-                within(CHANGE_BOUND).untilAsserted(() -> assertThat(Scrape.parse(raw(c, node, "GET", "/metrics", null).body())
+                within(CHANGE_BOUND).untilAsserted(() -> assertThat(PrometheusText.parse(raw(c, node, "GET", "/metrics", null).body())
                         .series("kvorum_peer_up", Map.of("peer", "n4"))).as("kvorum_peer_up of the removed n4 on %s", node)
                         .isEmpty());
             }

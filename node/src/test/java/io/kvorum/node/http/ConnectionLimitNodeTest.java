@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvorum.node.RawHttp;
 import io.kvorum.node.TestNode;
 import io.kvorum.node.config.NodeOption;
-import io.kvorum.node.metrics.Scrape;
+import io.kvorum.testkit.PrometheusText;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -52,7 +52,7 @@ class ConnectionLimitNodeTest {
                         .as("the refused write had no effect").isEqualTo(404);
                 assertThat(exchange(served, "GET /v0/entity?id=k HTTP/1.1\r\n" + HOST + "\r\n").bodyText())
                         .isEqualTo("value");
-                Scrape metrics = Scrape.parse(exchange(served, "GET /metrics HTTP/1.1\r\n" + HOST + "\r\n").bodyText());
+                PrometheusText metrics = PrometheusText.parse(exchange(served, "GET /metrics HTTP/1.1\r\n" + HOST + "\r\n").bodyText());
                 assertThat(metrics.sum("kvorum_http_connections", Map.of())).isEqualTo(1);
                 assertThat(metrics.sum("kvorum_http_connections_limit", Map.of())).isEqualTo(1);
                 assertThat(metrics.sum("kvorum_http_connections_refused_total", Map.of())).isEqualTo(1);

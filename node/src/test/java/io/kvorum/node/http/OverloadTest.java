@@ -9,7 +9,7 @@ import io.kvorum.client.KvorumException;
 import io.kvorum.node.RawHttp;
 import io.kvorum.node.TestNode;
 import io.kvorum.node.config.NodeOption;
-import io.kvorum.node.metrics.Scrape;
+import io.kvorum.testkit.PrometheusText;
 import io.kvorum.node.time.Clock;
 import java.io.IOException;
 import java.net.http.HttpResponse;
@@ -161,7 +161,7 @@ class OverloadTest {
             assertThat(queued).as("the queued read waits for the reader").isNotDone();
             // docs/operations.md#metrics: each refusal counts, in storage and as the GET's 503 (once its answer is written).
             TestNode.awaitUntil(WAIT, () -> {
-                Scrape metrics = Scrape.parse(new String(node.get("/metrics").body(), UTF_8));
+                PrometheusText metrics = PrometheusText.parse(new String(node.get("/metrics").body(), UTF_8));
                 return metrics.sum("kvorum_storage_rejected_total", Map.of()) == 8
                         && metrics.sum("kvorum_requests_total", Map.of("op", "get", "code", "503")) == 8;
             }, "the 8 refused reads are counted");

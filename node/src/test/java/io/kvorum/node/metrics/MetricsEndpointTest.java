@@ -9,6 +9,7 @@ import io.kvorum.node.TestNode;
 import io.kvorum.node.cluster.MiniCluster;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.testkit.Await;
+import io.kvorum.testkit.PrometheusText;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -53,13 +54,13 @@ class MetricsEndpointTest {
     @TempDir
     Path dataDir;
 
-    static Scrape scrape(URI base) {
+    static PrometheusText scrape(URI base) {
         try {
             HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/metrics"))
                     .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString(UTF_8));
             assertThat(r.statusCode()).as("GET /metrics").isEqualTo(200);
             assertThat(r.headers().firstValue("content-type")).hasValue("text/plain; version=0.0.4; charset=utf-8");
-            return Scrape.parse(r.body());
+            return PrometheusText.parse(r.body());
         } catch (IOException e) {
             throw new AssertionError("GET /metrics of " + base + " failed", e);
         } catch (InterruptedException e) {
@@ -68,7 +69,7 @@ class MetricsEndpointTest {
         }
     }
 
-    static void assertEveryFamilyOfTheSpec(Scrape scrape) {
+    static void assertEveryFamilyOfTheSpec(PrometheusText scrape) {
         SPEC_FAMILIES.forEach((family, type) ->
                 assertThat(scrape.types()).as("family %s", family).containsEntry(family, type));
         assertThat(scrape.families()).as("the JVM's and the process's").anyMatch(f -> f.startsWith("jvm_"))
@@ -125,7 +126,7 @@ class MetricsEndpointTest {
     @Test
     void aFreshNodeShowsEveryFamilyAtZero() throws Exception {
         try (TestNode node = TestNode.start(dataDir)) {
-            Scrape fresh = scrape(node.baseUri());
+            PrometheusText fresh = scrape(node.baseUri());
 
             assertEveryFamilyOfTheSpec(fresh);
             for (String op : List.of("get", "put", "delete", "range", "repair")) {
@@ -168,7 +169,7 @@ class MetricsEndpointTest {
                             Map.of("op", e.getKey().get(0), "code", e.getKey().get(1))) == e.getValue()),
                     "every request is counted by op and code");
 
-            Scrape after = scrape(node.baseUri());
+            PrometheusText after = scrape(node.baseUri());
             assertThat(after.sum("kvorum_requests_total", Map.of())).as("all requests; the 405 is no operation")
                     .isEqualTo(6);
             assertThat(after.sum("kvorum_request_duration_seconds_count", Map.of("op", "get"))).isEqualTo(3);
@@ -235,7 +236,7 @@ class MetricsEndpointTest {
     void aClusterShowsEveryPeerAndPeerUpFollowsAStoppedPeer() throws Exception {
         MiniCluster.runWithNewCluster(3, Map.of(), cluster -> {
             for (String id : cluster.ids()) {
-                Scrape fresh = scrape(cluster.httpUri(id));
+                PrometheusText fresh = scrape(cluster.httpUri(id));
                 assertEveryFamilyOfTheSpec(fresh);
                 for (String peer : cluster.ids()) {
                     assertThat(fresh.series("kvorum_hints_pending", Map.of("peer", peer))).as("%s on %s", peer, id)

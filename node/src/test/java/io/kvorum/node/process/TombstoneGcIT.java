@@ -3,7 +3,7 @@ package io.kvorum.node.process;
 import static io.kvorum.testkit.NodeJvm.loopbackUri;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvorum.node.metrics.Scrape;
+import io.kvorum.testkit.PrometheusText;
 import io.kvorum.testkit.Await;
 import java.io.IOException;
 import java.net.URI;
@@ -90,7 +90,7 @@ class TombstoneGcIT {
     /** {@code kvorum_tombstones_<name>} on the node. */
     private double tombstones(LocalCluster cluster, int node, String name) {
         HttpResponse<String> metrics = send(URI.create(loopbackUri(cluster.http(node)) + "/metrics"), "GET", null);
-        return Scrape.parse(metrics.body()).sum("kvorum_tombstones_" + name, Map.of());
+        return PrometheusText.parse(metrics.body()).sum("kvorum_tombstones_" + name, Map.of());
     }
 
     private HttpResponse<String> send(URI uri, String method, String body) {

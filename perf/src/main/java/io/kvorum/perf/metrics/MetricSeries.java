@@ -1,5 +1,6 @@
 package io.kvorum.perf.metrics;
 
+import io.kvorum.testkit.PrometheusText;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -2,6 +2,7 @@ package io.kvorum.perf.metrics;
 
 import io.kvorum.perf.report.Markdown;
 import io.kvorum.perf.report.TimeSeriesPlot;
+import io.kvorum.testkit.PrometheusText;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,6 +1,7 @@
 package io.kvorum.perf.metrics;
 
 import io.kvorum.perf.cluster.ClusterSecurity;
+import io.kvorum.testkit.PrometheusText;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -96,7 +97,7 @@ public final class MetricsScraper implements AutoCloseable {
                     noteProblem(id, "GET /metrics answered " + answer.statusCode());
                     return;
                 }
-                Scrape scrape = new Scrape(System.currentTimeMillis(), PrometheusText.parse(answer.body()));
+                Scrape scrape = new Scrape(System.currentTimeMillis(), PrometheusText.parse(answer.body()).samples());
                 synchronized (this) {
                     scrapes.get(id).add(scrape);
                 }

@@ -1,5 +1,6 @@
 package io.kvorum.perf.metrics;
 
+import io.kvorum.testkit.PrometheusText;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

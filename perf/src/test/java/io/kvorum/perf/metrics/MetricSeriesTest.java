@@ -3,6 +3,7 @@ package io.kvorum.perf.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import io.kvorum.testkit.PrometheusText;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -117,6 +118,6 @@ class MetricSeriesTest {
     }
 
     static Scrape scrape(long at, String text) {
-        return new Scrape(at, PrometheusText.parse(text));
+        return new Scrape(at, PrometheusText.parse(text).samples());
     }
 }

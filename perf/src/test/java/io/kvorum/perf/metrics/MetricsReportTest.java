@@ -2,6 +2,7 @@ package io.kvorum.perf.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvorum.testkit.PrometheusText;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -51,8 +52,8 @@ class MetricsReportTest {
         for (int s = 0; s <= 5; s++) {
             // n1 serves 1000 gets/s; at second 3 its write queue fills and it pauses 40 ms for GC
             n1.add(new Scrape(START + s * 1000L, PrometheusText.parse(nodeScrape(1000 * s, 10 * s, s == 3 ? 57 : 0,
-                    s >= 3 ? 0.040 : 0.0, s >= 4 ? 1 : 0))));
-            n2.add(new Scrape(START + s * 1000L, PrometheusText.parse(nodeScrape(0, 0, 0, 0.0, 0))));
+                    s >= 3 ? 0.040 : 0.0, s >= 4 ? 1 : 0)).samples()));
+            n2.add(new Scrape(START + s * 1000L, PrometheusText.parse(nodeScrape(0, 0, 0, 0.0, 0)).samples()));
         }
         Map<String, List<Scrape>> scrapes = new LinkedHashMap<>();
         scrapes.put("n1", n1);
@@ -160,7 +161,7 @@ class MetricsReportTest {
     void roundsThatAreNotTheFirstAreNotPointedOut() {
         List<Scrape> n1 = new ArrayList<>();
         for (int s = 0; s <= 5; s++) {
-            n1.add(new Scrape(START + s * 1000L, PrometheusText.parse(nodeScrape(1000 * s, 10 * s, 0, 0.0, s >= 3 ? 2 : 1))));
+            n1.add(new Scrape(START + s * 1000L, PrometheusText.parse(nodeScrape(1000 * s, 10 * s, 0, 0.0, s >= 3 ? 2 : 1)).samples()));
         }
         MetricsReport report = new MetricsReport(new ScrapeLog(Map.of("n1", n1), Map.of()), START, 5);
 

@@ -1,4 +1,4 @@
-package io.kvorum.perf.metrics;
+package io.kvorum.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -29,7 +29,7 @@ class PrometheusTextTest {
 
     @Test
     void readsNamesLabelsAndValuesAndSkipsComments() {
-        List<PrometheusText.Sample> samples = PrometheusText.parse(MICROMETER_STYLE);
+        List<PrometheusText.Sample> samples = PrometheusText.parse(MICROMETER_STYLE).samples();
 
         assertThat(samples).hasSize(8);
         assertThat(samples.get(0)).isEqualTo(new PrometheusText.Sample("kvorum_requests_total", Map.of("code", "200", "op", "get"), 1234));
@@ -45,7 +45,7 @@ class PrometheusTextTest {
                 m{path="C:\\\\dir",msg="say \\"hi\\"\\n"} +Inf 1700000000000
                 m{a="x", b="y",} -Inf
                 m_with_exponent 1.5e3
-                """);
+                """).samples();
 
         assertThat(samples.get(0).labels()).containsEntry("path", "C:\\dir").containsEntry("msg", "say \"hi\"\n");
         assertThat(samples.get(0).value()).isEqualTo(Double.POSITIVE_INFINITY);
@@ -62,5 +62,19 @@ class PrometheusTextTest {
                 .hasMessageStartingWith("line 1 is not a Prometheus sample");
         assertThatThrownBy(() -> PrometheusText.parse("<html>oops</html>"))
                 .hasMessageStartingWith("line 1 is not a Prometheus sample");
+    }
+
+    @Test
+    void readsTheDeclaredFamiliesAndSumsSeriesByLabels() {
+        PrometheusText text = PrometheusText.parse(MICROMETER_STYLE);
+
+        assertThat(text.types()).containsEntry("kvorum_requests_total", "counter")
+                .containsEntry("kvorum_request_duration_seconds", "histogram");
+        assertThat(text.families()).containsExactly("kvorum_read_repairs_total", "kvorum_request_duration_seconds",
+                "kvorum_requests_total", "process_cpu_usage");
+        assertThat(text.sum("kvorum_requests_total", Map.of())).isEqualTo(1236);
+        assertThat(text.sum("kvorum_requests_total", Map.of("op", "put"))).isEqualTo(2);
+        assertThat(text.sum("no_such_family", Map.of())).isZero();
+        assertThat(text.labelValues()).contains("get", "put", "+Inf", "1.0E-4");
     }
 }

@@ -1,19 +1,26 @@
-package io.kvorum.perf.metrics;
+package io.kvorum.testkit;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * A reader of the sample lines of Prometheus' text exposition format (version 0.0.4), what a
  * node's {@code GET /metrics} answers: {@code name{label="value",...} value [timestamp]}. Comment,
  * {@code # HELP} and {@code # TYPE} lines and blank lines are skipped; label values may hold the
  * escapes {@code \\}, {@code \"} and {@code \n}; values may be {@code NaN}, {@code +Inf} and
- * {@code -Inf}; a timestamp is ignored (the scraper stamps each scrape itself).
+ * {@code -Inf}; a timestamp is ignored (the perf scraper stamps each scrape itself). The one parser of
+ * that format in the tests and perf; {@code promtool check metrics} is what checks the format itself.
+ *
+ * @param samples the sample lines, in order
+ * @param types the family each {@code # TYPE} line declares, and its type ({@code counter}, ...)
  */
-public final class PrometheusText {
+public record PrometheusText(List<Sample> samples, Map<String, String> types) {
 
     /** One sample line: a metric name, its labels (sorted by name) and its value. */
     public record Sample(String name, Map<String, String> labels, double value) {
@@ -26,18 +33,29 @@ public final class PrometheusText {
         }
     }
 
-    private PrometheusText() {}
+    public PrometheusText {
+        samples = List.copyOf(samples);
+        types = Collections.unmodifiableMap(new LinkedHashMap<>(types));
+    }
 
     /**
-     * Every sample of {@code text}, in order.
+     * Every sample of {@code text}, in order, and its {@code # TYPE} declarations.
      *
      * @throws IllegalArgumentException naming the line number, for a line that is not a sample
      */
-    public static List<Sample> parse(String text) {
+    public static PrometheusText parse(String text) {
         List<Sample> samples = new ArrayList<>();
+        Map<String, String> types = new LinkedHashMap<>();
         String[] lines = text.split("\n", -1);
         for (int i = 0; i < lines.length; i++) {
             String line = lines[i].strip();
+            if (line.startsWith("# TYPE ")) {
+                String[] declared = line.substring("# TYPE ".length()).strip().split("\\s+");
+                if (declared.length == 2) {
+                    types.put(declared[0], declared[1]);
+                }
+                continue;
+            }
             if (line.isEmpty() || line.startsWith("#")) {
                 continue;
             }
@@ -48,7 +66,31 @@ public final class PrometheusText {
                         + abbreviate(line), e);
             }
         }
-        return samples;
+        return new PrometheusText(samples, types);
+    }
+
+    /** The families declared by {@code # TYPE} lines, sorted. */
+    public Set<String> families() {
+        return new TreeSet<>(types.keySet());
+    }
+
+    /** The samples named {@code name} whose labels include every one of {@code labels}. */
+    public List<Sample> series(String name, Map<String, String> labels) {
+        return samples.stream()
+                .filter(s -> s.name().equals(name) && s.labels().entrySet().containsAll(labels.entrySet()))
+                .toList();
+    }
+
+    /** The sum of {@link #series}' values: 0 when there is none. */
+    public double sum(String name, Map<String, String> labels) {
+        return series(name, labels).stream().mapToDouble(Sample::value).sum();
+    }
+
+    /** Every label value of every sample. */
+    public Set<String> labelValues() {
+        Set<String> values = new TreeSet<>();
+        samples.forEach(s -> values.addAll(s.labels().values()));
+        return values;
     }
 
     private static Sample sample(String line) {
