@@ -16,10 +16,14 @@ import com.github.dockerjava.api.model.Ports;
 import com.github.dockerjava.api.model.Ulimit;
 import io.kvorum.client.KvorumClient;
 import io.kvorum.client.RetryPolicy;
+import io.kvorum.client.TrustedCa;
 import io.kvorum.testkit.Await;
 import io.kvorum.testkit.Readiness;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,7 +72,7 @@ public final class ClusterNode {
     private int incarnation;
     private boolean paused;
     private boolean disconnected;
-    private KvorumClient statusProbe;
+    private HttpClient probe;
 
     ClusterNode(DockerClient docker, KvorumCluster cluster, String id, String ip, List<String> env) {
         this.docker = docker;
@@ -219,16 +223,7 @@ public final class ClusterNode {
 
     /** Waits until {@code GET /v0/status} answers 200; fails at once if the node exits. */
     void awaitServing() {
-        if (cluster.spec().isSecured()) {
-            Await.until(id + " serving HTTPS", START_BOUND, () -> {
-                if (!isRunning()) {
-                    throw new AssertionError(id + " exited with " + exitCode() + " while starting:\n" + tail(40));
-                }
-                return isServing();
-            }, () -> tail(40));
-            return;
-        }
-        Readiness.awaitStatus200(id, URI.create(uri() + "/v0/status"), START_BOUND, () -> {
+        Readiness.awaitStatus200(probe(), id, URI.create(uri() + "/v0/status"), START_BOUND, () -> {
             if (!isRunning()) {
                 throw new AssertionError(id + " exited with " + exitCode() + " while starting:\n" + tail(40));
             }
@@ -237,30 +232,24 @@ public final class ClusterNode {
 
     /** Whether {@code GET /v0/status} answers 200 within a second (over HTTPS, trusting the CA, when secured). */
     public boolean isServing() {
-        if (!cluster.spec().isSecured()) {
-            return Readiness.answers200(URI.create(uri() + "/v0/status"), Duration.ofSeconds(1));
-        }
-        try {
-            return statusProbe().isReady().get(2, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            return false;
-        }
+        return Readiness.answers200(probe(), URI.create(uri() + "/v0/status"), Duration.ofSeconds(1));
     }
 
-    /** One client for the readiness probes of a secured node, made on first use; {@link #closeProbe} closes it. */
-    private synchronized KvorumClient statusProbe() {
-        if (statusProbe == null || !statusProbe.baseUri().equals(uri())) {
-            closeProbe();
-            statusProbe = client(Duration.ofSeconds(1));
+    /** The client of the readiness probes: over HTTPS, trusting the cluster's CA, when it is secured; made on first use. */
+    private synchronized HttpClient probe() {
+        if (probe == null) {
+            HttpClient.Builder builder = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(Readiness.PROBE_TIMEOUT);
+            if (cluster.spec().isSecured()) {
+                try {
+                    builder.sslContext(TrustedCa.clientContext(cluster.spec().tlsDir().resolve("ca.pem")));
+                } catch (IOException | GeneralSecurityException e) {
+                    throw new IllegalStateException("cannot trust the CA in " + cluster.spec().tlsDir(), e);
+                }
+            }
+            probe = builder.build();
         }
-        return statusProbe;
-    }
-
-    synchronized void closeProbe() {
-        if (statusProbe != null) {
-            statusProbe.close();
-            statusProbe = null;
-        }
+        return probe;
     }
 
     /** SIGKILL: a crash. Returns once the process is gone. */

@@ -6,6 +6,7 @@ import io.kvorum.client.TrustedCa;
 import io.kvorum.testkit.Await;
 import io.kvorum.testkit.KvorumCerts;
 import io.kvorum.testkit.Ports;
+import io.kvorum.testkit.Readiness;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -345,16 +346,7 @@ class DeploymentIT {
 
     /** Polls (bounded) until the node on {@code port} answers {@code GET /v0/status} with {@code code}. */
     private void awaitStatus(int port, int code) {
-        Await.until("the node on port " + port + " answers /v0/status " + code, START_BOUND, () -> {
-            try {
-                return send(port, "GET", "/v0/status", null).statusCode() == code;
-            } catch (IOException e) {
-                return false;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        });
+        Readiness.awaitStatus(https, URI.create("https://127.0.0.1:" + port + "/v0/status"), code, START_BOUND);
     }
 
     /** A request over HTTPS to the node on {@code port}, with the token. */

@@ -268,7 +268,6 @@ public final class KvorumCluster implements AutoCloseable {
      * longer lists it.
      */
     public void retire(ClusterNode node) {
-        node.closeProbe();
         if (node.isRunning()) {
             node.stop();
         }
@@ -418,7 +417,6 @@ public final class KvorumCluster implements AutoCloseable {
         if (!OPEN.remove(this)) {
             return;
         }
-        nodes.forEach(ClusterNode::closeProbe);
         nodes.forEach(ClusterNode::remove);
         retired.forEach(ClusterNode::remove);
         for (String net : new String[] {peerNetworkId, frontNetworkId}) {

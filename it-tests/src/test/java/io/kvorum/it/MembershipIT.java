@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.testkit.History;
 import io.kvorum.testkit.History.Op;
+import io.kvorum.testkit.Readiness;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -81,15 +82,7 @@ class MembershipIT {
 
     /** The status code of {@code GET /v0/status} on {@code node}; -1 when it does not answer. */
     private static int statusOf(ClusterNode node) {
-        try {
-            return HTTP.send(HttpRequest.newBuilder(URI.create(node.uri() + "/v0/status")).timeout(Duration.ofSeconds(5))
-                    .build(), HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
+        return Readiness.status(HTTP, URI.create(node.uri() + "/v0/status"), Duration.ofSeconds(5));
     }
 
     private static HttpResponse<String> post(ClusterNode node, String pathAndQuery) throws IOException, InterruptedException {

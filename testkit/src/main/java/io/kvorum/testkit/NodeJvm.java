@@ -4,6 +4,7 @@ import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -117,8 +118,18 @@ public final class NodeJvm {
      *         ready"), or after {@code bound}; the message has {@link #describe()}
      */
     public NodeJvm awaitReady(int httpPort, Duration bound) {
-        URI status = URI.create(loopbackUri(httpPort) + "/v0/status");
-        Readiness.awaitStatus200(name, status, bound, () -> {
+        return awaitReady(HttpClient.newHttpClient(), URI.create(loopbackUri(httpPort) + "/v0/status"), bound);
+    }
+
+    /**
+     * Waits until {@code GET status} answers 200, asked with {@code http} (one that trusts the
+     * node's CA when it serves HTTPS).
+     *
+     * @throws AssertionError at once if the process exits first, or after {@code bound}; the
+     *         message has {@link #describe()}
+     */
+    public NodeJvm awaitReady(HttpClient http, URI status, Duration bound) {
+        Readiness.awaitStatus200(http, name, status, bound, () -> {
             if (!process.isAlive()) {
                 throw new AssertionError(name + " exited with " + process.exitValue() + " before it was ready\n"
                         + describe());

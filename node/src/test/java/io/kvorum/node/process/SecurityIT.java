@@ -119,18 +119,7 @@ class SecurityIT {
 
     /** Polls {@code status} with {@code client} until it answers 200, failing at once if the node exits. */
     private static void awaitReady(NodeJvm node, URI status, HttpClient client) {
-        Await.until(node.name() + " ready", READY, () -> {
-            assertThat(node.isAlive()).as("%s is running\n%s", node.name(), node.describe()).isTrue();
-            try {
-                return client.send(HttpRequest.newBuilder(status).build(), HttpResponse.BodyHandlers.discarding())
-                        .statusCode() == 200;
-            } catch (IOException e) {
-                return false;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }, node::describe);
+        node.awaitReady(client, status, READY);
     }
 
     private URI entity(int node, String key, String query) {

@@ -7,8 +7,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -213,28 +211,9 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /** Polls the node's {@code GET /v0/status} over HTTPS, trusting the run's CA, until it answers 200. */
-    private void awaitHttps(Node node, Duration bound) throws InterruptedException {
-        HttpClient http = security.httpClient().connectTimeout(Duration.ofSeconds(2)).build();
-        URI status = uri(node).resolve("/v0/status");
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (true) {
-            if (!node.jvm().isAlive()) {
-                throw new AssertionError(node.id() + " exited before it was ready\n" + node.jvm().describe());
-            }
-            try {
-                if (http.send(HttpRequest.newBuilder(status).timeout(Duration.ofSeconds(2)).build(),
-                        HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-                    return;
-                }
-            } catch (IOException e) {
-                // not listening yet
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(node.id() + " did not answer " + status + " with 200 within "
-                        + bound.toSeconds() + " s\n" + node.jvm().describe());
-            }
-            Thread.sleep(Readiness.POLL_INTERVAL.toMillis()); // the poll interval of a bounded wait
-        }
+    private void awaitHttps(Node node, Duration bound) {
+        HttpClient http = security.httpClient().connectTimeout(Readiness.PROBE_TIMEOUT).build();
+        node.jvm().awaitReady(http, uri(node).resolve("/v0/status"), bound);
     }
 
     private URI uri(Node node) {
