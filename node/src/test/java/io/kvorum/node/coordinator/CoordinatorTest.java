@@ -45,17 +45,17 @@ class CoordinatorTest {
 
     private final ManualClock clock = new ManualClock(T0);
     private final HybridLogicalClock hlc = new HybridLogicalClock(clock);
-    private final Map<String, FakeReplica> fakes = new HashMap<>();
+    private final Map<String, HandAnsweredReplica> fakes = new HashMap<>();
     private ScheduledThreadPoolExecutor timer;
     private Placement placement;
     /** The fakes in KEY's preference order. */
-    private List<FakeReplica> order;
+    private List<HandAnsweredReplica> order;
 
     /**
      * A replica whose answers the test gives by hand, one call at a time, or that holds a record
      * ({@link #holds}) and answers every read of it, as a record or as a digest, at once.
      */
-    static final class FakeReplica implements Replica {
+    static final class HandAnsweredReplica implements Replica {
         final String id;
         final List<CompletableFuture<Record>> reads = new CopyOnWriteArrayList<>();
         final List<CompletableFuture<RecordDigest>> digests = new CopyOnWriteArrayList<>();
@@ -64,7 +64,7 @@ class CoordinatorTest {
         private volatile boolean holding;
         private volatile Record held;
 
-        FakeReplica(String id) {
+        HandAnsweredReplica(String id) {
             this.id = id;
         }
 
@@ -132,10 +132,10 @@ class CoordinatorTest {
     }
 
     /** The placement of a cluster of n1, n2 and n3, with a fake replica of each put in {@code fakes}. */
-    static Placement threeNodes(Map<String, FakeReplica> fakes) throws InvalidTopologyException {
+    static Placement threeNodes(Map<String, HandAnsweredReplica> fakes) throws InvalidTopologyException {
         Topology topology = Topology.parse("n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,n3=127.0.0.1:8083:9083");
         for (ClusterMember m : topology.members()) {
-            fakes.put(m.id(), new FakeReplica(m.id()));
+            fakes.put(m.id(), new HandAnsweredReplica(m.id()));
         }
         return new Placement(topology);
     }
@@ -153,8 +153,8 @@ class CoordinatorTest {
     }
 
     /** The replicas of KEY other than n1, the coordinator's own, in preference order. */
-    private FakeReplica[] others() {
-        return order.stream().filter(f -> !f.id.equals("n1")).toArray(FakeReplica[]::new);
+    private HandAnsweredReplica[] others() {
+        return order.stream().filter(f -> !f.id.equals("n1")).toArray(HandAnsweredReplica[]::new);
     }
 
     private Coordinator coordinator(Duration timeout, RangeSource ranges) {
@@ -209,7 +209,7 @@ class CoordinatorTest {
         CompletableFuture<Record> put = coordinator().put(KEY, VALUE, 0, new Quorum(2, 3));
 
         // every replica got the same record at once
-        for (FakeReplica f : order) {
+        for (HandAnsweredReplica f : order) {
             assertThat(f.written).hasSize(1);
             assertThat(f.written.get(0)).isEqualTo(order.get(0).written.get(0));
         }
@@ -231,7 +231,7 @@ class CoordinatorTest {
      */
     @Test
     void aMemberThatIsNoLongerConnectedFailsAtOnceAndTheOthersStillMakeTheQuorum() {
-        FakeReplica departed = others()[0];
+        HandAnsweredReplica departed = others()[0];
         Map<String, Replica> connected = new java.util.HashMap<>(fakes);
         connected.remove(departed.id);
         Coordinator c = new Coordinator("n1", placement, connected, hlc, clock, NEVER, RequestTimer.of(timer),
@@ -261,7 +261,7 @@ class CoordinatorTest {
     void aGetAsksExactlyFromReplicas() {
         coordinator().get(KEY, new Quorum(1, 1));
         assertThat(order.get(0).reads).hasSize(1);
-        for (FakeReplica f : order.subList(1, 3)) {
+        for (HandAnsweredReplica f : order.subList(1, 3)) {
             assertThat(f.reads).isEmpty();
             assertThat(f.digests).isEmpty();
         }
@@ -325,7 +325,7 @@ class CoordinatorTest {
     @Test
     void aGetReturnsTheNewestAmongTheFirstAckAnswersOnly() {
         CompletableFuture<Record> get = coordinator().get(KEY, new Quorum(2, 3));
-        FakeReplica[] others = others();
+        HandAnsweredReplica[] others = others();
         fakes.get("n1").holds(null);
         others[0].holds(value(10, "n2"));
         assertThat(get.join()).isEqualTo(value(10, "n2"));
@@ -369,7 +369,7 @@ class CoordinatorTest {
     @Test
     void overloadOfEveryReplicaIsReportedAsOverload() {
         CompletableFuture<Record> put = coordinator().put(KEY, VALUE, 0, new Quorum(2, 3));
-        for (FakeReplica f : order) {
+        for (HandAnsweredReplica f : order) {
             f.write().completeExceptionally(new StorageOverloadedException("full"));
         }
         assertThat(failureOf(put)).isInstanceOf(OverloadedException.class);

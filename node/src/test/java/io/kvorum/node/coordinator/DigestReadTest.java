@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvorum.node.cluster.InvalidTopologyException;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.PlacementPlan;
-import io.kvorum.node.coordinator.CoordinatorTest.FakeReplica;
+import io.kvorum.node.coordinator.CoordinatorTest.HandAnsweredReplica;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.metrics.NodeMetrics.DigestFallback;
 import io.kvorum.node.model.Record;
@@ -46,20 +46,20 @@ class DigestReadTest {
 
     private final ManualClock clock = new ManualClock(T0);
     private final HybridLogicalClock hlc = new HybridLogicalClock(clock);
-    private final Map<String, FakeReplica> fakes = new HashMap<>();
+    private final Map<String, HandAnsweredReplica> fakes = new HashMap<>();
     private final NodeMetrics metrics = NodeMetrics.unregistered();
     private ScheduledThreadPoolExecutor timer;
     private Placement placement;
     /** n1, the coordinator's own replica: asked for the record. */
-    private FakeReplica self;
+    private HandAnsweredReplica self;
     /** The key's other replicas, in preference order: asked for digests. */
-    private FakeReplica a;
-    private FakeReplica b;
+    private HandAnsweredReplica a;
+    private HandAnsweredReplica b;
 
     @BeforeEach
     void setUp() throws InvalidTopologyException {
         placement = CoordinatorTest.threeNodes(fakes);
-        List<FakeReplica> others = placement.replicasFor(KEY, 3).stream().map(m -> fakes.get(m.id()))
+        List<HandAnsweredReplica> others = placement.replicasFor(KEY, 3).stream().map(m -> fakes.get(m.id()))
                 .filter(f -> !f.id.equals("n1")).toList();
         self = fakes.get("n1");
         a = others.get(0);
@@ -102,7 +102,7 @@ class DigestReadTest {
         coordinator(NEVER).get(KEY, new Quorum(2, 3));
         assertThat(self.reads).hasSize(1);
         assertThat(self.digests).isEmpty();
-        for (FakeReplica other : List.of(a, b)) {
+        for (HandAnsweredReplica other : List.of(a, b)) {
             assertThat(other.reads).as("records asked of %s", other.id).isEmpty();
             assertThat(other.digests).as("digests asked of %s", other.id).hasSize(1);
         }

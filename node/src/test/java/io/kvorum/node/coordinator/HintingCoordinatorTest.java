@@ -7,7 +7,7 @@ import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.Placement;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.cluster.InvalidTopologyException;
-import io.kvorum.node.coordinator.CoordinatorTest.FakeReplica;
+import io.kvorum.node.coordinator.CoordinatorTest.HandAnsweredReplica;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.Record;
 import io.kvorum.node.storage.StorageOverloadedException;
@@ -44,21 +44,21 @@ class HintingCoordinatorTest {
     }
 
     private final ManualClock clock = new ManualClock(1_700_000_000_000L);
-    private final Map<String, FakeReplica> fakes = new HashMap<>();
+    private final Map<String, HandAnsweredReplica> fakes = new HashMap<>();
     private final List<Hinted> hints = new CopyOnWriteArrayList<>();
     /** What the sink answers for every hint: written at once unless a test says otherwise. */
     private volatile CompletableFuture<Void> hintWritten = HintSink.KEPT;
     private ScheduledThreadPoolExecutor timer;
     private Coordinator coordinator;
     /** The fakes in KEY's preference order. */
-    private List<FakeReplica> order;
+    private List<HandAnsweredReplica> order;
 
     @BeforeEach
     void setUp() throws InvalidTopologyException {
         Topology topology = Topology.parse("n1=127.0.0.1:8081:9081,n2=127.0.0.1:8082:9082,n3=127.0.0.1:8083:9083");
         Placement placement = new Placement(topology);
         for (ClusterMember m : topology.members()) {
-            fakes.put(m.id(), new FakeReplica(m.id()));
+            fakes.put(m.id(), new HandAnsweredReplica(m.id()));
         }
         order = placement.replicasFor(KEY, 3).stream().map(m -> fakes.get(m.id())).toList();
         timer = new ScheduledThreadPoolExecutor(1);
@@ -81,14 +81,14 @@ class HintingCoordinatorTest {
     }
 
     /** The first fake in KEY's preference order that is not n1, the coordinator itself. */
-    private FakeReplica remote(int skip) {
+    private HandAnsweredReplica remote(int skip) {
         return order.stream().filter(f -> !f.id.equals("n1")).skip(skip).findFirst().orElseThrow();
     }
 
     @Test
     void aRemoteReplicaThatFailsAWriteGetsTheRecordAsAHint() {
         CompletableFuture<Record> put = coordinator.put(KEY, VALUE, 0, quorum(2, 3));
-        FakeReplica down = remote(0);
+        HandAnsweredReplica down = remote(0);
         down.write().completeExceptionally(new ReplicaUnavailableException(down.id + " is unreachable"));
         assertThat(hints).hasSize(1);
         assertThat(hints.get(0).nodeId()).isEqualTo(down.id);

@@ -45,14 +45,14 @@ class HintedHandoffTest {
     private final ManualClock clock = new ManualClock(HintStoreTest.T0);
     private HintStore store;
     private HintedHandoff handoff;
-    private final FakeReplica n2 = new FakeReplica("n2");
+    private final HintTargetReplica n2 = new HintTargetReplica("n2");
 
     /**
      * A replica that acknowledges up to {@link #acksLeft} writes (then fails the rest with
      * {@link ReplicaUnavailableException}, as a peer that is down), or, when {@link #manual}, keeps
      * every answer for the test to give.
      */
-    static final class FakeReplica implements Replica {
+    static final class HintTargetReplica implements Replica {
         final String id;
         final AtomicInteger acksLeft = new AtomicInteger(Integer.MAX_VALUE);
         volatile boolean manual;
@@ -62,7 +62,7 @@ class HintedHandoffTest {
         /** Keys whose records this replica refuses for good, as stamped too far ahead of its clock. */
         final Set<String> refused = ConcurrentHashMap.newKeySet();
 
-        FakeReplica(String id) {
+        HintTargetReplica(String id) {
             this.id = id;
         }
 
@@ -245,7 +245,7 @@ class HintedHandoffTest {
 
     @Test
     void eachPeerIsServedOnItsOwnAndUnknownPeersAreLeftAlone() throws Exception {
-        FakeReplica n3 = new FakeReplica("n3");
+        HintTargetReplica n3 = new HintTargetReplica("n3");
         n3.down();
         hint("n2", 5);
         hint("n3", 5);

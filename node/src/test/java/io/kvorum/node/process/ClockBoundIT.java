@@ -71,7 +71,7 @@ class ClockBoundIT {
      */
     @Test
     void aPeerWriteStampedAnHourAheadIsRefusedAndMovesNoClock() throws Exception {
-        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 2, "--replication-factor", "2",
+        ProcessCluster cluster = new ProcessCluster(nodes, tmp.resolve("data"), 2, "--replication-factor", "2",
                 "--cluster-name", CLUSTER_NAME);
         // n2 answers n1's pings once, so that n1, on a fresh store, knows it is new and serves reads;
         // then this test takes n2's place on n1's replication stream.
@@ -116,7 +116,7 @@ class ClockBoundIT {
      */
     @Test
     void aValueWithATtlIsNotDeletedEarlyByANodeWhoseClockRunsAhead() {
-        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 2, "--replication-factor", "2",
+        ProcessCluster cluster = new ProcessCluster(nodes, tmp.resolve("data"), 2, "--replication-factor", "2",
                 "--purge-interval", "200", "--anti-entropy-interval", "0");
         cluster.start(N1);
         cluster.start(N2, "-Dkvorum.test.clockShiftMillis=5000");
@@ -159,7 +159,7 @@ class ClockBoundIT {
     }
 
     /** Polls n2's {@code GET /v0/status} until it shows n1's clock about 5 s behind its own. */
-    private void awaitOffsetMeasured(LocalCluster cluster) {
+    private void awaitOffsetMeasured(ProcessCluster cluster) {
         Pattern offset = Pattern.compile("\"n1\":\\{[^}]*\"clockOffsetMillis\":(-?\\d+)");
         HttpRequest status = HttpRequest.newBuilder(URI.create(NodeJvm.loopbackUri(cluster.http(N2)) + "/v0/status"))
                 .timeout(Duration.ofSeconds(2)).GET().build();
@@ -178,7 +178,7 @@ class ClockBoundIT {
         assertThat(measured.get()).as("n1's clock minus n2's, as n2 measured it").isBetween(-5_500L, -4_500L);
     }
 
-    private static Topology topology(LocalCluster cluster) {
+    private static Topology topology(ProcessCluster cluster) {
         try {
             return Topology.parse(cluster.spec());
         } catch (InvalidTopologyException e) {
@@ -187,7 +187,7 @@ class ClockBoundIT {
     }
 
     /** A key, named from {@code prefix}, whose first replica is {@code node}. */
-    private static String keysWhoseFirstReplicaIs(LocalCluster cluster, String node, String prefix) {
+    private static String keysWhoseFirstReplicaIs(ProcessCluster cluster, String node, String prefix) {
         Placement placement = new Placement(topology(cluster));
         return IntStream.range(0, 1000).mapToObj(i -> prefix + i)
                 .filter(k -> placement.replicasFor(k.getBytes(StandardCharsets.UTF_8), 1).get(0).id().equals(node))

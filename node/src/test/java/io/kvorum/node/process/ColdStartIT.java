@@ -1,6 +1,6 @@
 package io.kvorum.node.process;
 
-import static io.kvorum.node.process.LocalCluster.id;
+import static io.kvorum.node.process.ProcessCluster.id;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvorum.node.config.NodeOption;
@@ -47,7 +47,7 @@ class ColdStartIT {
      */
     @Test
     void firstBurstOfQuorumWritesOnAColdClusterSucceeds() {
-        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 3,
+        ProcessCluster cluster = new ProcessCluster(nodes, tmp.resolve("data"), 3,
                 "--warm-up", NodeOption.WARM_UP.defaultValue()); // as java -jar starts them
         cluster.startAllReady();
         long readyAt = System.nanoTime();

@@ -79,7 +79,7 @@ class HintDurabilityIT {
     @ParameterizedTest(name = "SIGTERM {0} ms after the write")
     @ValueSource(ints = {0, 100, 500})
     void hintTakenJustBeforeSigtermReachesTheReplicaWhenBothComeBack(int sigtermDelayMillis) {
-        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 2, "--anti-entropy-interval", "0");
+        ProcessCluster cluster = new ProcessCluster(nodes, tmp.resolve("data"), 2, "--anti-entropy-interval", "0");
         Hinted hinted = writeHintThenStopTheCoordinator(cluster, sigtermDelayMillis);
 
         cluster.startAllReady(N1, N2);
@@ -90,7 +90,7 @@ class HintDurabilityIT {
     @ParameterizedTest(name = "SIGTERM {0} ms after the write")
     @ValueSource(ints = {0, 100, 500})
     void hintTakenJustBeforeSigtermReachesTheReplicaThatCameBackFirst(int sigtermDelayMillis) {
-        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 2, "--anti-entropy-interval", "0");
+        ProcessCluster cluster = new ProcessCluster(nodes, tmp.resolve("data"), 2, "--anti-entropy-interval", "0");
         Hinted hinted = writeHintThenStopTheCoordinator(cluster, sigtermDelayMillis);
 
         cluster.startReady(N1);
@@ -108,7 +108,7 @@ class HintDurabilityIT {
      */
     @Test
     void hintsOfWritesAnsweredBeforeASigkillReachTheReplicaWhenBothComeBack() throws Exception {
-        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 2, "--anti-entropy-interval", "0",
+        ProcessCluster cluster = new ProcessCluster(nodes, tmp.resolve("data"), 2, "--anti-entropy-interval", "0",
                 "--fsync");
         cluster.startReady(N2);
         awaitN1KnownDown(cluster);
@@ -176,7 +176,7 @@ class HintDurabilityIT {
     }
 
     /** Polls n2's {@code GET /v0/status} until it shows n1 {@code down}: writes to n1 then fail at once. */
-    private void awaitN1KnownDown(LocalCluster cluster) {
+    private void awaitN1KnownDown(ProcessCluster cluster) {
         AtomicReference<String> last = new AtomicReference<>("no answer yet");
         HttpRequest status = HttpRequest.newBuilder(URI.create(NodeJvm.loopbackUri(cluster.http(N2)) + "/v0/status"))
                 .timeout(Duration.ofSeconds(2)).GET().build();
@@ -191,7 +191,7 @@ class HintDurabilityIT {
     private record Hinted(String key, String value, long putMillis, int sigtermDelayMillis) {
     }
 
-    private Hinted writeHintThenStopTheCoordinator(LocalCluster cluster, int sigtermDelayMillis) {
+    private Hinted writeHintThenStopTheCoordinator(ProcessCluster cluster, int sigtermDelayMillis) {
         cluster.startReady(N2);
         String key = keyWhoseFirstReplicaIsN1(cluster);
         String value = "hinted value of " + key;
@@ -211,7 +211,7 @@ class HintDurabilityIT {
      * are ready). {@code ack=1&from=1} asks only the key's first replica, which is n1: the answer is
      * n1's own copy, and the read involves n2 in no way (no read repair, no coordinator traffic).
      */
-    private void awaitOnN1(LocalCluster cluster, Hinted hinted, String howTheyCameBack) {
+    private void awaitOnN1(ProcessCluster cluster, Hinted hinted, String howTheyCameBack) {
         AtomicReference<String> last = new AtomicReference<>("no answer yet");
         HttpRequest get = HttpRequest.newBuilder(cluster.entity(N1, hinted.key, "ack=1&from=1"))
                 .timeout(Duration.ofSeconds(2)).GET().build();
@@ -229,7 +229,7 @@ class HintDurabilityIT {
     }
 
     /** The lines of every n2 process's log that mention hints. */
-    private static String hintLog(LocalCluster cluster) {
+    private static String hintLog(ProcessCluster cluster) {
         return cluster.processes(N2).stream()
                 .flatMap(p -> Stream.concat(Stream.of("-- " + p), p.stdout().lines()
                         .filter(l -> l.toLowerCase().contains("hint"))))
@@ -240,12 +240,12 @@ class HintDurabilityIT {
      * A key whose first replica is n1, by the node's own placement (a function of the node ids
      * alone, docs/operations.md#how-replicas-converge), so that a read with {@code from=1} through n1 answers from n1's copy.
      */
-    private static String keyWhoseFirstReplicaIsN1(LocalCluster cluster) {
+    private static String keyWhoseFirstReplicaIsN1(ProcessCluster cluster) {
         return keysWhoseFirstReplicaIsN1(cluster, 1).get(0);
     }
 
     /** {@code count} keys whose first replica is n1, as {@link #keyWhoseFirstReplicaIsN1}. */
-    private static List<String> keysWhoseFirstReplicaIsN1(LocalCluster cluster, int count) {
+    private static List<String> keysWhoseFirstReplicaIsN1(ProcessCluster cluster, int count) {
         Placement placement;
         try {
             placement = new Placement(Topology.parse(cluster.spec()));

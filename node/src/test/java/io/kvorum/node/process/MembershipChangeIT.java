@@ -54,11 +54,11 @@ class MembershipChangeIT {
 
     @Test
     void aJoinAndALeaveKeepEveryWriteReadableWhenRPlusWExceedsFrom() throws Exception {
-        LocalCluster cluster = new LocalCluster(nodes, tmp, 4, 3,
+        ProcessCluster cluster = new ProcessCluster(nodes, tmp, 4, 3,
                 "--replication-factor", "3", "--anti-entropy-interval", "0");
         cluster.startAllReady(0, 1, 2);
         for (int i = 0; i < 4; i++) {
-            clients.put(LocalCluster.id(i), KvorumClient.builder().endpoints(loopbackUri(cluster.http(i)))
+            clients.put(ProcessCluster.id(i), KvorumClient.builder().endpoints(loopbackUri(cluster.http(i)))
                     .requestTimeout(Duration.ofSeconds(5)).build());
         }
         try (ContractLoad load = new ContractLoad(clients::get, MEMBERS, "join-")) {
@@ -90,7 +90,7 @@ class MembershipChangeIT {
     }
 
     /** Waits until each of n1..n3 says {@code member} is in {@code state} ("absent": not a member). */
-    private static void awaitState(LocalCluster cluster, String member, String state) {
+    private static void awaitState(ProcessCluster cluster, String member, String state) {
         for (int i = 0; i < MEMBERS.size(); i++) {
             int node = i;
             Await.until(MEMBERS.get(i) + " to see " + member + " " + state, CHANGE_BOUND,
@@ -98,7 +98,7 @@ class MembershipChangeIT {
         }
     }
 
-    private static String stateOf(LocalCluster cluster, int via, String member) {
+    private static String stateOf(ProcessCluster cluster, int via, String member) {
         try {
             HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(
                     URI.create(loopbackUri(cluster.http(via)) + "/v0/cluster")).build(), HttpResponse.BodyHandlers.ofString());

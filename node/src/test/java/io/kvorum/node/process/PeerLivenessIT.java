@@ -1,7 +1,7 @@
 package io.kvorum.node.process;
 
 import io.kvorum.testkit.Await;
-import static io.kvorum.node.process.LocalCluster.id;
+import static io.kvorum.node.process.ProcessCluster.id;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
@@ -90,7 +90,7 @@ class PeerLivenessIT {
     }
 
     private void restartInTurn(int size, int[] restarted, Duration outage) {
-        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), size, "--anti-entropy-interval", "0");
+        ProcessCluster cluster = new ProcessCluster(nodes, tmp.resolve("data"), size, "--anti-entropy-interval", "0");
         cluster.startAllReady();
         Traffic traffic = new Traffic(cluster, "live-" + size + "n-" + outage.toSeconds() + "s");
         // The cold start is ColdStartIT's subject: here the stream starts once every node has served
@@ -186,7 +186,7 @@ class PeerLivenessIT {
      * acknowledged earlier. All with {@code ack=from=N}.
      */
     private static final class Traffic {
-        private final LocalCluster cluster;
+        private final ProcessCluster cluster;
         private final String prefix;
         private final String quorum;
         private final ScheduledExecutorService workers =
@@ -209,7 +209,7 @@ class PeerLivenessIT {
         private record Phase(int avoided, HttpClient client) {
         }
 
-        Traffic(LocalCluster cluster, String prefix) {
+        Traffic(ProcessCluster cluster, String prefix) {
             this.cluster = cluster;
             this.prefix = prefix;
             this.quorum = "ack=" + cluster.size() + "&from=" + cluster.size();

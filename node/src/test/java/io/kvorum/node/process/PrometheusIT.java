@@ -53,7 +53,7 @@ class PrometheusIT {
     @Test
     void prometheusSeesTheRatesTheLatencyAndAStoppedPeer() throws Exception {
         Path prometheus = ToolsOnPath.require("prometheus");
-        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 3, "--anti-entropy-interval", "0");
+        ProcessCluster cluster = new ProcessCluster(nodes, tmp.resolve("data"), 3, "--anti-entropy-interval", "0");
         cluster.startAllReady();
 
         Path config = tmp.resolve("prometheus.yml");
@@ -88,7 +88,7 @@ class PrometheusIT {
                             + "(rate(kvorum_request_duration_seconds_bucket{op=\"put\"}[5s])))")
                             .stream().anyMatch(v -> v > 0 && !Double.isInfinite(v)), () -> tail(log));
 
-            String stopped = LocalCluster.id(2);
+            String stopped = ProcessCluster.id(2);
             String stoppedTarget = "127.0.0.1:" + cluster.http(2);
             assertThat(query(api, "min(kvorum_peer_up{peer=\"" + stopped + "\"})")).as("n3 is up before the stop")
                     .hasValue(1);
@@ -110,7 +110,7 @@ class PrometheusIT {
     }
 
     /** PUTs and GETs through the nodes that are up, paced, until {@code on} turns false. */
-    private static void drive(LocalCluster cluster, AtomicBoolean on) {
+    private static void drive(ProcessCluster cluster, AtomicBoolean on) {
         AtomicInteger n = new AtomicInteger();
         while (on.get()) {
             int i = n.getAndIncrement();

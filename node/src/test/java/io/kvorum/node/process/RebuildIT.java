@@ -61,7 +61,7 @@ class RebuildIT {
 
     @Test
     void aWipedMemberNeverHidesAnAcknowledgedWriteAndRebuildsByItself() throws Exception {
-        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 3,
+        ProcessCluster cluster = new ProcessCluster(nodes, tmp.resolve("data"), 3,
                 "--anti-entropy-interval", "0", "--hint-max-age", "0");
         cluster.startAllReady();
         cluster.stop(0);
@@ -95,7 +95,7 @@ class RebuildIT {
         for (int via : new int[] {0, 1}) {
             Map<String, Optional<byte[]>> read = WriteLoad.readAll(client(cluster, via), all.keySet(), PARALLELISM, ANSWERS);
             assertThat(WriteLoad.mismatches(all, read)).as("acknowledged writes read through %s with n3 down",
-                    LocalCluster.id(via)).isEmpty();
+                    ProcessCluster.id(via)).isEmpty();
         }
     }
 
@@ -127,15 +127,15 @@ class RebuildIT {
                 Optional<byte[]> got = via.get(key).join();
                 read.incrementAndGet();
                 if (got.isEmpty()) {
-                    wrong.add(key + " through " + LocalCluster.id(node) + ": 404");
+                    wrong.add(key + " through " + ProcessCluster.id(node) + ": 404");
                 } else if (!Arrays.equals(got.get(), expected.get(key))) {
-                    wrong.add(key + " through " + LocalCluster.id(node) + ": another value");
+                    wrong.add(key + " through " + ProcessCluster.id(node) + ": another value");
                 }
             } catch (CompletionException e) {
                 if (e.getCause() instanceof KvorumException k && k.status() == 504) {
                     refused.incrementAndGet();
                 } else {
-                    wrong.add(key + " through " + LocalCluster.id(node) + ": " + e.getCause());
+                    wrong.add(key + " through " + ProcessCluster.id(node) + ": " + e.getCause());
                 }
             }
         }
@@ -151,12 +151,12 @@ class RebuildIT {
         }
     }
 
-    private static KvorumClient client(LocalCluster cluster, int node) {
+    private static KvorumClient client(ProcessCluster cluster, int node) {
         return KvorumClient.create(loopbackUri(cluster.http(node)), Duration.ofSeconds(30));
     }
 
     /** The {@code status} of the node's {@code /v0/status}, or what failed. */
-    private static String status(LocalCluster cluster, int node) {
+    private static String status(ProcessCluster cluster, int node) {
         try {
             HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(loopbackUri(cluster.http(node))
                     + "/v0/status")).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());

@@ -47,7 +47,7 @@ class TombstoneGcIT {
 
     @Test
     void aReplicaDownForLongerThanTheGraceDoesNotBringADeletedValueBack() {
-        LocalCluster cluster = new LocalCluster(nodes, tmp.resolve("data"), 3, "--tombstone-grace", "2000",
+        ProcessCluster cluster = new ProcessCluster(nodes, tmp.resolve("data"), 3, "--tombstone-grace", "2000",
                 "--hint-max-age", "500", "--purge-interval", "200", "--anti-entropy-interval", "500");
         cluster.startAllReady();
         // Every peer must have seen the others up first: until then a write to all three may answer 504.
@@ -80,7 +80,7 @@ class TombstoneGcIT {
     }
 
     /** A read of every replica's version (ack=3 of 3) through each node answers 404. */
-    private void assertDeletedThroughEveryNode(LocalCluster cluster) {
+    private void assertDeletedThroughEveryNode(ProcessCluster cluster) {
         for (int node = 0; node < 3; node++) {
             HttpResponse<String> get = send(cluster.entity(node, KEY, "ack=3&from=3"), "GET", null);
             assertThat(get.statusCode()).as("GET through n%d: %s", node + 1, get.body()).isEqualTo(404);
@@ -88,7 +88,7 @@ class TombstoneGcIT {
     }
 
     /** {@code kvorum_tombstones_<name>} on the node. */
-    private double tombstones(LocalCluster cluster, int node, String name) {
+    private double tombstones(ProcessCluster cluster, int node, String name) {
         HttpResponse<String> metrics = send(URI.create(loopbackUri(cluster.http(node)) + "/metrics"), "GET", null);
         return PrometheusText.parse(metrics.body()).sum("kvorum_tombstones_" + name, Map.of());
     }

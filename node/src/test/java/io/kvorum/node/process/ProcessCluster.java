@@ -19,7 +19,7 @@ import java.util.stream.IntStream;
  * and data directory for the whole test, so that a node can be stopped and started again as the
  * same member with the same data. Nodes are numbered from 0 here ({@code node(0)} is {@code n1}).
  */
-final class LocalCluster {
+final class ProcessCluster {
 
     /** The bound from SIGTERM to exit (docs/operations.md#signals-and-durability). */
     static final Duration SIGTERM_EXIT = Duration.ofSeconds(10);
@@ -33,7 +33,7 @@ final class LocalCluster {
     private final List<List<NodeJvm>> history = new ArrayList<>();
 
     /** @param extraArgs given to every node, after {@code --cluster}, {@code --node-id} and {@code --data-dir} */
-    LocalCluster(NodeProcesses nodes, Path dir, int size, String... extraArgs) {
+    ProcessCluster(NodeProcesses nodes, Path dir, int size, String... extraArgs) {
         this(nodes, dir, size, size, extraArgs);
     }
 
@@ -43,7 +43,7 @@ final class LocalCluster {
      *
      * @param extraArgs given to every node, after {@code --cluster}, {@code --node-id} and {@code --data-dir}
      */
-    LocalCluster(NodeProcesses nodes, Path dir, int size, int members, String... extraArgs) {
+    ProcessCluster(NodeProcesses nodes, Path dir, int size, int members, String... extraArgs) {
         this.nodes = nodes;
         this.size = size;
         int[] ports = Ports.freePorts(2 * size);
