@@ -201,7 +201,7 @@ class HintDurabilityIT {
         long putMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sentAt);
         assertThat(put.statusCode()).as("PUT ack=1&from=2 through n2 while n1 is down: %s", put.body()).isEqualTo(201);
 
-        sleep(sigtermDelayMillis); // the delay between the write and SIGTERM is the scenario
+        Await.pause(sigtermDelayMillis); // the delay between the write and SIGTERM is the scenario
         cluster.stop(N2);
         return new Hinted(key, value, putMillis, sigtermDelayMillis);
     }
@@ -263,14 +263,5 @@ class HintDurabilityIT {
 
     private HttpResponse<String> send(HttpRequest request) {
         return http.send(request);
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
-        }
     }
 }
