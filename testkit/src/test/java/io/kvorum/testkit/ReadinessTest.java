@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -27,14 +28,17 @@ class ReadinessTest {
     @BeforeEach
     void serve() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        server.createContext("/v0/status", exchange -> {
-            byte[] answer = body.get().getBytes(UTF_8);
-            exchange.sendResponseHeaders(code.get(), answer.length);
-            exchange.getResponseBody().write(answer);
-            exchange.close();
-        });
+        server.createContext("/v0/status", this::answer);
         server.start();
         status = URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/v0/status");
+    }
+
+    /** Answers with {@link #code} and {@link #body}, whatever the test set them to. */
+    private void answer(HttpExchange exchange) throws IOException {
+        byte[] answer = body.get().getBytes(UTF_8);
+        exchange.sendResponseHeaders(code.get(), answer.length);
+        exchange.getResponseBody().write(answer);
+        exchange.close();
     }
 
     @AfterEach
