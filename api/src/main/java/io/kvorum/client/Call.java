@@ -44,15 +44,23 @@ final class Call<R, T> {
     private final String what;
     private final Duration timeout;
     private final long deadline;
+    /** What the caller gets: completed once the call's outcome was reported, so that a caller sees its own call's meters. */
     final CompletableFuture<T> result = new CompletableFuture<>();
+    /** The call's outcome, as its attempts, deadline or close settle it; the first one wins. */
+    private final CompletableFuture<T> settled = new CompletableFuture<>();
     private final Set<Endpoint> tried = new HashSet<>();
     /** What the earlier attempts failed with, for the final failure to carry as suppressed; event-loop confined after the first attempt. */
     private final List<Throwable> earlier = new ArrayList<>();
     private volatile CompletableFuture<R> current;
     private volatile Endpoint currentEndpoint;
     private int attempts;
+    /** The status of the last answer, 0 before one came; set on the event loop before the result completes. */
+    private volatile int status;
+    private final Telemetry.CallProbe probe;
 
-    Call(KvorumClient client, byte[] key, Duration timeout, String what, Attempt<R> attempt, Function<R, T> outcome) {
+    /** @param operation get, put, delete or range, as the call is reported; null: not reported (status, membership) */
+    Call(KvorumClient client, byte[] key, Duration timeout, String operation, String what, Attempt<R> attempt,
+         Function<R, T> outcome) {
         this.client = client;
         this.policy = client.settings().retryPolicy();
         this.group = client.group();
@@ -64,7 +72,32 @@ final class Call<R, T> {
         long timeoutNanos = nanos(timeout);
         this.deadline = System.nanoTime() + timeoutNanos;
         io.netty.util.concurrent.ScheduledFuture<?> timer = group.schedule(this::deadlinePassed, timeoutNanos, TimeUnit.NANOSECONDS);
-        result.whenComplete((v, e) -> timer.cancel(false));
+        settled.whenComplete((v, e) -> timer.cancel(false));
+        this.probe = operation == null ? Telemetry.CallProbe.NONE : client.settings().telemetry().call(operation);
+        settled.whenComplete((v, e) -> {
+            ended(e);
+            if (e == null) {
+                result.complete(v);
+            } else {
+                result.completeExceptionally(e);
+            }
+        });
+        result.whenComplete((v, e) -> {
+            if (e != null) {
+                settled.completeExceptionally(e); // the caller cancelled the call: no more attempts
+            }
+        });
+
+    }
+
+    /** Reports how the call ended: its outcome, the node of its last attempt, its last status and its retries. */
+    private void ended(Throwable failure) {
+        Throwable error = failure == null ? null : unwrap(failure);
+        Endpoint e = currentEndpoint;
+        int answered = error instanceof KvorumException k && !(k instanceof OverloadedException o && o.isLocal())
+                ? k.status() : status;
+        probe.ended(new Telemetry.CallOutcome(Telemetry.CallOutcome.of(answered, error), e == null ? null : e.host(),
+                e == null ? 0 : e.port(), answered, Math.max(0, attempts - 1), error));
     }
 
     /** Longer timeouts than this (a century) are this: "no timeout" without overflowing a deadline. */
@@ -89,7 +122,7 @@ final class Call<R, T> {
      * answers only so).
      */
     private void deadlinePassed() {
-        if (result.isDone()) {
+        if (settled.isDone()) {
             return;
         }
         Endpoint e = currentEndpoint;
@@ -111,15 +144,15 @@ final class Call<R, T> {
         if (c != null) {
             c.completeExceptionally(cause);
         }
-        result.completeExceptionally(wrap(cause));
+        settled.completeExceptionally(wrap(cause));
     }
 
     private void next() {
-        if (result.isDone()) {
+        if (settled.isDone()) {
             return;
         }
         if (client.isClosed()) { // a retry that comes after close(): the call fails as close() says
-            result.completeExceptionally(wrap(new KvorumConnectionException(CLIENT_CLOSED)));
+            settled.completeExceptionally(wrap(new KvorumConnectionException(CLIENT_CLOSED)));
             return;
         }
         attempts++;
@@ -130,20 +163,21 @@ final class Call<R, T> {
             f = attempt.start(endpoint);
         } catch (RuntimeException e) {
             // An endpoint closed under this attempt by a close() that began after the check above.
-            result.completeExceptionally(wrap(client.isClosed() ? new KvorumConnectionException(CLIENT_CLOSED) : e));
+            settled.completeExceptionally(wrap(client.isClosed() ? new KvorumConnectionException(CLIENT_CLOSED) : e));
             return;
         }
         current = f;
         currentEndpoint = endpoint;
-        if (result.isDone()) { // the deadline passed while this attempt was being started
+        if (settled.isDone()) { // the deadline passed while this attempt was being started
             f.completeExceptionally(new KvorumTimeoutException(what + " timed out"));
         }
         f.whenComplete((raw, error) -> {
             if (error == null) {
+                status = raw instanceof Response r ? r.status() : 200; // a range opens on a 200
                 try {
                     T value = outcome.apply(raw);
                     endpoint.markUp();
-                    result.complete(value);
+                    settled.complete(value);
                 } catch (RuntimeException e) {
                     if (!servesElsewhere(e)) {
                         endpoint.markUp(); // it answered: it is up, whatever it answered
@@ -190,7 +224,7 @@ final class Call<R, T> {
     }
 
     private void failed(Endpoint endpoint, Throwable error) {
-        if (result.isDone()) {
+        if (settled.isDone()) {
             return;
         }
         if (error instanceof ConnectException && !Endpoint.isTlsRefusal(error) || servesElsewhere(error)) {
@@ -202,6 +236,7 @@ final class Call<R, T> {
             return;
         }
         earlier.add(error);
+        probe.retried(Telemetry.CallOutcome.retryReason(error));
         try {
             group.schedule(this::next, delay.toNanos(), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
@@ -216,7 +251,7 @@ final class Call<R, T> {
                 last.addSuppressed(e);
             }
         }
-        result.completeExceptionally(wrap(last));
+        settled.completeExceptionally(wrap(last));
     }
 
     /**

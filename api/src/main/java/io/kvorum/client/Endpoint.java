@@ -74,6 +74,8 @@ final class Endpoint {
     private volatile boolean healthy = true;
     private volatile boolean closed;
     private final AtomicBoolean suspectProbing = new AtomicBoolean();
+    /** Stops reporting this pool's meters (docs/java-client.md#metrics-and-traces). */
+    private final Runnable unreport;
 
     Endpoint(URI uri, EventLoopGroup group, ClientSettings settings) {
         this.uri = uri;
@@ -99,6 +101,27 @@ final class Endpoint {
                                 .addLast("exchanges", new ExchangeHandler(peer, settings.maxResponseBytes()));
                     }
                 });
+        this.unreport = settings.telemetry().pool(peer, new Telemetry.PoolState() {
+            @Override
+            public int inUse() {
+                return (int) pool().filter(Connection::inUse).count();
+            }
+
+            @Override
+            public int idle() {
+                return (int) pool().filter(c -> !c.inUse()).count();
+            }
+
+            @Override
+            public int pending() {
+                return pool().mapToInt(c -> c.pending.get()).sum();
+            }
+        });
+    }
+
+    /** The pool's connections now. */
+    private synchronized java.util.stream.Stream<Connection> pool() {
+        return List.copyOf(connections).stream();
     }
 
     static int port(URI uri) {
@@ -321,6 +344,14 @@ final class Endpoint {
         return peer;
     }
 
+    String host() {
+        return uri.getHost();
+    }
+
+    int port() {
+        return port(uri);
+    }
+
     void markUp() {
         if (!healthy && !closed) {
             healthy = true;
@@ -400,6 +431,7 @@ final class Endpoint {
             closed = true;
             open = List.copyOf(connections);
         }
+        unreport.run();
         open.forEach(c -> c.connected.channel().close());
     }
 
@@ -410,6 +442,10 @@ final class Endpoint {
 
         Connection(ChannelFuture connected) {
             this.connected = connected;
+        }
+
+        boolean inUse() {
+            return pending.get() > 0;
         }
 
         void write(Exchange x) {

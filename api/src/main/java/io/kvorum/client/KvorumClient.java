@@ -261,7 +261,7 @@ public final class KvorumClient implements AutoCloseable {
             target.append("&end=").append(encode(utf8(end)));
         }
         int maxEntry = settings.maxResponseBytes() + 1025; // a key of up to 1024 bytes, '\n', the value
-        Call<RangeReader, RangeReader> call = call(null, timeout, "range",
+        Call<RangeReader, RangeReader> call = call(null, timeout, "range", "range",
                 e -> RangeReader.open(e, target.toString(), maxEntry, timeout), Function.identity());
         return BlockingKvorumClient.await(this, call.result);
     }
@@ -269,7 +269,7 @@ public final class KvorumClient implements AutoCloseable {
     /** The membership as a node (the one the selector picks) describes it: {@code GET /v0/cluster}, docs/operations.md#growing-and-shrinking-a-cluster. */
     public CompletableFuture<ClusterView> cluster() {
         ensureOpen();
-        Call<Response, ClusterView> call = call(null, settings.requestTimeout(), "GET /v0/cluster",
+        Call<Response, ClusterView> call = call(null, settings.requestTimeout(), null, "GET /v0/cluster",
                 e -> e.send(new Exchange(HttpMethod.GET, "/v0/cluster", null)), r -> {
                     if (r.status() != 200) {
                         throw r.refusal();
@@ -286,7 +286,7 @@ public final class KvorumClient implements AutoCloseable {
      */
     public CompletableFuture<Boolean> isReady() {
         ensureOpen();
-        Call<Response, Boolean> call = call(null, settings.requestTimeout(), "GET /v0/status",
+        Call<Response, Boolean> call = call(null, settings.requestTimeout(), null, "GET /v0/status",
                 e -> e.send(new Exchange(HttpMethod.GET, "/v0/status", null)), r -> r.status() == 200);
         return deliver(call.result.handle((ready, error) -> error == null && ready));
     }
@@ -297,16 +297,17 @@ public final class KvorumClient implements AutoCloseable {
         String target = entityTarget(key, options, method == HttpMethod.PUT);
         ensureOpen();
         Duration timeout = options.timeout() != null ? options.timeout() : settings.requestTimeout();
-        return deliver(call(key, timeout, method + " " + "/v0/entity",
+        return deliver(call(key, timeout, method.name().toLowerCase(Locale.ROOT), method + " " + "/v0/entity",
                 e -> e.send(new Exchange(method, target, body)), outcome).result);
     }
 
-    private <R, T> Call<R, T> call(byte[] key, Duration timeout, String what, Call.Attempt<R> attempt,
+    /** @param operation get, put, delete or range, as the call is reported (docs/java-client.md#metrics-and-traces); null: not reported */
+    private <R, T> Call<R, T> call(byte[] key, Duration timeout, String operation, String what, Call.Attempt<R> attempt,
                                    Function<R, T> outcome) {
         ensureOpen();
         Call<R, T> call;
         try {
-            call = new Call<>(this, key, timeout, what, attempt, outcome);
+            call = new Call<>(this, key, timeout, operation, what, attempt, outcome);
         } catch (RejectedExecutionException e) {
             throw new IllegalStateException("the client is closed", e);
         }
@@ -626,6 +627,9 @@ public final class KvorumClient implements AutoCloseable {
         private Duration membershipRefreshInterval = DEFAULT_MEMBERSHIP_REFRESH;
         private SslContext tls;
         private boolean allowInsecure;
+        /** A Micrometer MeterRegistry and an OpenTelemetry, or null: typed Object so that neither library need be present. */
+        private Object meterRegistry;
+        private Object openTelemetry;
 
         private Builder() {
         }
@@ -784,6 +788,29 @@ public final class KvorumClient implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Records the client's meters in {@code registry} (docs/java-client.md#metrics-and-traces): a timer of
+         * calls ({@code kvorum.client.requests}, by operation, outcome and endpoint), a counter of
+         * retries ({@code kvorum.client.retries}) and gauges of each node's pool
+         * ({@code kvorum.client.pool.*}). Micrometer is an optional dependency of the driver: without
+         * this call, the client needs no Micrometer on the class path.
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
+        /**
+         * Reports a span per call ({@code kvorum get}, {@code kvorum put}, ...) to {@code openTelemetry}'s
+         * tracer, as a child of the span current where the call was made (docs/java-client.md#metrics-and-traces).
+         * OpenTelemetry's API is an optional dependency of the driver: without this call, the client
+         * needs none on the class path.
+         */
+        public Builder openTelemetry(io.opentelemetry.api.OpenTelemetry openTelemetry) {
+            this.openTelemetry = Objects.requireNonNull(openTelemetry, "openTelemetry");
+            return this;
+        }
+
         /** How often an endpoint that is down is probed with {@code GET /v0/status} (default 1 s). */
         public Builder probeInterval(Duration interval) {
             this.probeInterval = positive(interval, "probeInterval");
@@ -870,7 +897,22 @@ public final class KvorumClient implements AutoCloseable {
         }
 
         private ClientSettings settings(List<URI> endpoints, EndpointSelector selector) {
-            return settings(endpoints, selector, retryPolicy);
+            return settings(endpoints, selector, retryPolicy, telemetry());
+        }
+
+        /**
+         * Where the client reports its calls and pools. Each library's class is loaded here only when
+         * its object was given, so that a client without them needs neither on the class path.
+         */
+        private Telemetry telemetry() {
+            List<Telemetry> all = new ArrayList<>();
+            if (meterRegistry != null) {
+                all.add(MicrometerTelemetry.of(meterRegistry));
+            }
+            if (openTelemetry != null) {
+                all.add(OpenTelemetryTracing.of(openTelemetry));
+            }
+            return Telemetry.of(all);
         }
 
         /**
@@ -880,14 +922,15 @@ public final class KvorumClient implements AutoCloseable {
         private ClientSettings seedSettings() {
             RetryPolicy eachSeed = new RetryPolicy(Math.max(endpoints.size(), retryPolicy.maxAttempts()),
                     retryPolicy.baseBackoff(), retryPolicy.maxBackoff());
-            return settings(endpoints, EndpointSelector.roundRobin(), eachSeed);
+            return settings(endpoints, EndpointSelector.roundRobin(), eachSeed, Telemetry.NONE);
         }
 
-        private ClientSettings settings(List<URI> endpoints, EndpointSelector selector, RetryPolicy retries) {
+        private ClientSettings settings(List<URI> endpoints, EndpointSelector selector, RetryPolicy retries,
+                                        Telemetry telemetry) {
             return new ClientSettings(endpoints, connectTimeout, requestTimeout, connectionsPerEndpoint,
                     maxPendingPerConnection, ioThreads, callbackExecutor, retries, selector, bearerToken,
                     probeInterval, maxResponseBytes, closeTimeout, membershipRefreshInterval, tlsFor(endpoints),
-                    allowInsecure);
+                    allowInsecure, telemetry);
         }
 
         /** The builder's trust for {@code https} endpoints, or the JDK's default trust when none was given. */
