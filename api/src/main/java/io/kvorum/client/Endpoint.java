@@ -3,7 +3,6 @@ package io.kvorum.client;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -95,10 +94,12 @@ final class Endpoint {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         secure(ch);
+                        ExchangeHandler exchanges = new ExchangeHandler(peer, settings.maxResponseBytes());
                         ch.pipeline()
-                                .addLast("codec", new HttpClientCodec(new HttpDecoderConfig(), false, false))
+                                .addLast("codec", wholeChunkCodec(maxRangeEntryBytes(settings) + 1))
+                                .addLast("streams", exchanges.streams())
                                 .addLast("aggregator", new HttpObjectAggregator(settings.maxResponseBytes()))
-                                .addLast("exchanges", new ExchangeHandler(peer, settings.maxResponseBytes()));
+                                .addLast("exchanges", exchanges);
                     }
                 });
         this.unreport = settings.telemetry().pool(peer, new Telemetry.PoolState() {
@@ -265,47 +266,76 @@ final class Endpoint {
         }
     }
 
-    /** Queues {@code x} on a pooled connection; returns its result. */
+    /** The largest range entry: a value of up to maxResponseBytes, a key of up to 1024 bytes and its '\n'. */
+    static int maxRangeEntryBytes(ClientSettings settings) {
+        return settings.maxResponseBytes() + 1025;
+    }
+
+    /**
+     * Queues {@code x} on a pooled connection; returns its result, which the caller may fail to
+     * abandon the exchange. A {@linkplain Exchange#stream streamed} exchange holds its connection
+     * until its answer was read (no other request is queued there meanwhile); for one, what is
+     * returned completes once the connection is back in the pool.
+     */
     CompletableFuture<Response> send(Exchange x) {
         Connection c;
         try {
             x.headers(headers(x.isStatus()));
-            c = acquire();
+            c = acquire(x.stream != null);
         } catch (RuntimeException e) {
             x.result.completeExceptionally(e);
             return x.result;
         }
-        x.result.whenComplete((r, e) -> {
-            c.pending.decrementAndGet();
+        CompletableFuture<Response> released = x.result.whenComplete((r, e) -> {
             if (e != null && x.written()) {
                 drop(c); // its exchange closes it: no request may be queued on it meanwhile
             }
+            release(c, x.stream != null);
         });
         c.write(x);
-        return x.result;
+        return x.stream != null ? released : x.result;
+    }
+
+    private synchronized void release(Connection c, boolean held) {
+        c.pending.decrementAndGet();
+        if (held) {
+            c.held = false;
+        }
     }
 
     private synchronized void drop(Connection c) {
         connections.remove(c);
     }
 
-    private synchronized Connection acquire() {
+    /**
+     * The least busy connection not held by a range, a new one while every one is busy and the pool
+     * has room; with {@code hold}, held by the caller (a range) until its exchange completes.
+     *
+     * @throws OverloadedException (local) when every connection is held by a range, or has its
+     *                             maximum of pending requests
+     */
+    private synchronized Connection acquire(boolean hold) {
         if (closed) {
             throw new IllegalStateException("the client is closed");
         }
         Connection best = null;
         for (Connection c : connections) {
-            if (best == null || c.pending.get() < best.pending.get()) {
+            if (!c.held && (best == null || c.pending.get() < best.pending.get())) {
                 best = c;
             }
         }
-        if (best == null || (best.pending.get() > 0 && connections.size() < settings.connectionsPerEndpoint())) {
+        boolean room = connections.size() < settings.connectionsPerEndpoint();
+        if (room && (best == null || best.pending.get() > 0)) {
             best = open();
+        } else if (best == null) {
+            throw OverloadedException.local("every connection to " + peer + " (connectionsPerEndpoint: "
+                    + settings.connectionsPerEndpoint() + ") is held by a range: read ranges to their end or close them");
         } else if (best.pending.get() >= settings.maxPendingPerConnection()) {
             throw OverloadedException.local("every connection to " + peer + " has "
                     + settings.maxPendingPerConnection() + " pending requests");
         }
         best.pending.incrementAndGet();
+        best.held = hold;
         return best;
     }
 
@@ -318,11 +348,6 @@ final class Endpoint {
             }
         });
         return c;
-    }
-
-    /** A connection of its own, outside the pool, set up by {@code handler} and not reading by itself (ranges). */
-    ChannelFuture openStream(ChannelHandler handler) {
-        return bootstrap.clone().option(ChannelOption.AUTO_READ, false).handler(handler).connect();
     }
 
     /** Decoder settings that keep each chunk of up to {@code maxChunkBytes} whole (ranges frame entries by chunk). */
@@ -439,6 +464,8 @@ final class Endpoint {
     private final class Connection {
         final ChannelFuture connected;
         final AtomicInteger pending = new AtomicInteger();
+        /** Held by a range until its answer was read: no other request is queued here meanwhile. Guarded by the endpoint. */
+        boolean held;
 
         Connection(ChannelFuture connected) {
             this.connected = connected;

@@ -2,11 +2,13 @@ package io.kvorum.client;
 
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpVersion;
 import java.util.concurrent.CompletableFuture;
 
@@ -20,18 +22,45 @@ import java.util.concurrent.CompletableFuture;
  */
 final class Exchange {
 
+    /**
+     * An answer read part by part as it arrives rather than whole (a range's entries): its exchange
+     * completes when its last part was read, and holds its connection until then. Event-loop confined.
+     */
+    interface Stream {
+        /** The answer's next part, head first; the caller releases it. */
+        void read(ChannelHandlerContext ctx, HttpObject part);
+
+        /** The connection's reading paused (the connection does not read by itself while a stream is read). */
+        void readComplete(ChannelHandlerContext ctx);
+    }
+
+    /** What a streamed exchange completes with once its answer was read to its end. */
+    static final Response STREAMED = new Response(200, null, new byte[0]);
+
     final HttpMethod method;
     final String target;
     private final byte[] body;
+    /** Null: the answer is aggregated into {@link #result}. */
+    final Stream stream;
     final CompletableFuture<Response> result = new CompletableFuture<>();
     private volatile Channel channel;
     /** Set before the exchange is handed to its connection, which publishes it to the event loop. */
     private HttpHeaders headers;
 
     Exchange(HttpMethod method, String target, byte[] body) {
+        this(method, target, body, null);
+    }
+
+    /** A {@code GET} whose answer {@code stream} reads as it arrives. */
+    static Exchange streamed(String target, Stream stream) {
+        return new Exchange(HttpMethod.GET, target, null, stream);
+    }
+
+    private Exchange(HttpMethod method, String target, byte[] body, Stream stream) {
         this.method = method;
         this.target = target;
         this.body = body;
+        this.stream = stream;
         result.whenComplete((r, e) -> {
             if (e != null) {
                 closeConnection();

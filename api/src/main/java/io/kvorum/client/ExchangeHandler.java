@@ -3,9 +3,13 @@ package io.kvorum.client;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpObject;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.TooLongHttpContentException;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
@@ -15,6 +19,10 @@ import java.util.ArrayDeque;
  * The last stage of a pooled connection: pairs answers with requests. HTTP/1.1 answers come in
  * the order of the requests (pipelining), so the exchanges are queued here as they are written,
  * on the event loop, which makes the queue's order the order on the wire. Event-loop confined.
+ *
+ * <p>An exchange with a {@link Exchange#Stream stream} (a range) has its answer's parts handed to
+ * that stream by {@link #streams()}, a stage before the aggregator, while the connection reads only
+ * as the stream asks; once its last part is read, the connection serves the pool again.
  */
 final class ExchangeHandler extends ChannelDuplexHandler {
 
@@ -27,6 +35,57 @@ final class ExchangeHandler extends ChannelDuplexHandler {
     ExchangeHandler(String peer, int maxResponseBytes) {
         this.peer = peer;
         this.maxResponseBytes = maxResponseBytes;
+    }
+
+    /** The stage before the aggregator that hands a streamed answer's parts to its exchange's stream. */
+    ChannelInboundHandlerAdapter streams() {
+        return new ChannelInboundHandlerAdapter() {
+            /** The exchange whose answer is being streamed, or null. */
+            private Exchange streaming;
+            private boolean keepAlive;
+
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                if (streaming == null && msg instanceof HttpResponse head && inFlight.peek() != null
+                        && inFlight.peek().stream != null) {
+                    streaming = inFlight.peek();
+                    answered = true;
+                    keepAlive = HttpUtil.isKeepAlive(head);
+                    ctx.channel().config().setAutoRead(false); // from now on, the stream's reader asks for more
+                }
+                Exchange x = streaming;
+                if (x == null) {
+                    ctx.fireChannelRead(msg);
+                    return;
+                }
+                try {
+                    if (!x.result.isDone()) { // else failed, its connection closing: the rest is dropped
+                        x.stream.read(ctx, (HttpObject) msg);
+                    }
+                } finally {
+                    ReferenceCountUtil.release(msg);
+                }
+                if (msg instanceof LastHttpContent) {
+                    streaming = null;
+                    inFlight.remove(x);
+                    if (!keepAlive) {
+                        ctx.close(); // before the connection goes back to the pool
+                    } else {
+                        ctx.channel().config().setAutoRead(true);
+                    }
+                    x.result.complete(Exchange.STREAMED);
+                }
+            }
+
+            @Override
+            public void channelReadComplete(ChannelHandlerContext ctx) {
+                Exchange x = streaming;
+                if (x != null && !x.result.isDone()) {
+                    x.stream.readComplete(ctx);
+                }
+                ctx.fireChannelReadComplete();
+            }
+        };
     }
 
     @Override

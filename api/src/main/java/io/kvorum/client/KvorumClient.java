@@ -97,8 +97,10 @@ import javax.net.ssl.SSLException;
  * connection: the requests queued behind it fail with {@link KvorumConnectionException} and are
  * retried as the policy allows. The node it waited for is then probed ({@code GET /v0/status}) and,
  * when that gets no answer in time either (a node that hangs rather than refuses connections), it
- * is skipped like a node that is down until a probe answers. Ranges ({@link #range}) use a
- * connection of their own.
+ * is skipped like a node that is down until a probe answers. A range ({@link #range}) holds one of
+ * the pool's connections until its answer ended (or it is closed), and no other request is queued
+ * there meanwhile; while every connection to a node is held by a range, a call to it fails at once
+ * with a local {@link OverloadedException}.
  *
  * <h2>Membership</h2>
  * A client built with {@link Builder#routeToReplicas()} follows the cluster's membership (docs/operations.md#growing-and-shrinking-a-cluster):
@@ -260,7 +262,7 @@ public final class KvorumClient implements AutoCloseable {
         if (end != null) {
             target.append("&end=").append(encode(utf8(end)));
         }
-        int maxEntry = settings.maxResponseBytes() + 1025; // a key of up to 1024 bytes, '\n', the value
+        int maxEntry = Endpoint.maxRangeEntryBytes(settings);
         Call<RangeReader, RangeReader> call = call(null, timeout, "range", "range",
                 e -> RangeReader.open(e, target.toString(), maxEntry, timeout), Function.identity());
         return BlockingKvorumClient.await(this, call.result);

@@ -3,22 +3,11 @@ package io.kvorum.client;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.DefaultFullHttpRequest;
-import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -44,10 +33,12 @@ import java.util.stream.StreamSupport;
  * entry, {@code <key>\n<value>}, and values may contain newlines, so the chunk boundaries are the
  * framing: Netty's decoder is set to hand over whole chunks only.
  *
- * <p>The range has a connection of its own, opened on the client's event loops and closed when
- * the range ends or the reader is closed (a connection held by a half-read stream cannot carry
- * other requests). The connection reads only while fewer than {@value #LOW_WATER_BYTES} bytes of
- * entries wait here, so a slow reader slows the node down instead of filling memory.
+ * <p>The range holds one of its node's pooled connections, as other requests use them, from its
+ * request until its answer's last entry arrived, when the connection serves other requests again
+ * (a connection carrying a half-read stream cannot carry other requests meanwhile); a reader closed
+ * before that closes the connection, and the node stops streaming. While the range holds it, the
+ * connection reads only while fewer than {@value #LOW_WATER_BYTES} bytes of entries wait here, so a
+ * slow reader slows the node down instead of filling memory.
  *
  * <p>A stream that ends without its terminating zero-length chunk (a node failed mid-range)
  * raises {@link TruncatedRangeException}, so a short answer is never mistaken for a complete one.
@@ -61,6 +52,7 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
     private static final Object END = new Object();
 
     private final Channel channel;
+    private final Exchange exchange;
     private final Duration readTimeout;
     private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>(); // Entry, END or IOException
     private final AtomicLong buffered = new AtomicLong();
@@ -69,42 +61,29 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
     private boolean finished;
     private IOException failure;
 
-    private RangeReader(Channel channel, Duration readTimeout) {
+    private RangeReader(Channel channel, Exchange exchange, Duration readTimeout) {
         this.channel = channel;
+        this.exchange = exchange;
         this.readTimeout = readTimeout;
     }
 
     /**
-     * Opens a connection to {@code endpoint}, asks for {@code target}, and completes with a reader
-     * once a 200 head arrived (exceptionally with the refusal or the connection failure). When the
-     * returned future is completed from outside first (a deadline), the connection is closed.
+     * Asks {@code endpoint} for {@code target} on one of its pooled connections, and completes with
+     * a reader once a 200 head arrived (exceptionally with the refusal or the connection failure).
+     * When the returned future is completed from outside first (a deadline), the request is
+     * abandoned and its connection, if it was sent, closed.
      */
     static CompletableFuture<RangeReader> open(Endpoint endpoint, String target, int maxEntryBytes, Duration readTimeout) {
-        HttpHeaders headers;
-        try {
-            headers = endpoint.headers(false);
-        } catch (RuntimeException e) { // the token source gave no token: nothing is sent
-            return CompletableFuture.failedFuture(e);
-        }
         CompletableFuture<RangeReader> opened = new CompletableFuture<>();
-        ChannelFuture connect = endpoint.openStream(new ChannelInitializer<SocketChannel>() {
-            @Override
-            protected void initChannel(SocketChannel ch) {
-                endpoint.secure(ch);
-                ch.pipeline().addLast("codec", Endpoint.wholeChunkCodec(maxEntryBytes + 1))
-                        .addLast("range", new StreamHandler(endpoint, headers, target, maxEntryBytes, readTimeout, opened));
-            }
-        });
-        connect.addListener(f -> {
-            if (!f.isSuccess()) {
-                opened.completeExceptionally(Endpoint.connectFailure(endpoint.peer(), f.cause()));
-            }
-        });
+        Answer answer = new Answer(endpoint, maxEntryBytes, readTimeout, opened);
+        Exchange x = Exchange.streamed(target, answer);
+        answer.exchange = x;
         opened.whenComplete((r, e) -> {
             if (e != null) {
-                connect.channel().close();
+                x.abort(e);
             }
         });
+        endpoint.send(x).whenComplete((r, e) -> answer.ended(e == null ? null : Call.unwrap(e)));
         return opened;
     }
 
@@ -206,13 +185,14 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
     }
 
     /**
-     * Closes the connection; the node stops streaming. A reader that is not read to its end holds
-     * its connection until it is closed (or the client is).
+     * Stops the range: when its answer has not all arrived, closes its connection, and the node
+     * stops streaming. A reader that is not read to its end holds its connection until it is closed
+     * (or the client is).
      */
     @Override
     public void close() {
         closed = true;
-        channel.close();
+        exchange.abort(new KvorumConnectionException("the range reader was closed")); // nothing once its answer ended
     }
 
     /** One entry of a range. */
@@ -246,52 +226,41 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
         }
     }
 
-    /** The range connection's last stage: sends the request, then turns chunks into entries. Event-loop confined. */
-    private static final class StreamHandler extends SimpleChannelInboundHandler<HttpObject> {
+    /**
+     * Reads a range's answer as its connection hands it over ({@link ExchangeHandler#streams()}),
+     * turning chunks into entries. Its methods run on the connection's event loop, but for {@link #ended}.
+     */
+    private static final class Answer implements Exchange.Stream {
 
         private final Endpoint endpoint;
-        private final HttpHeaders headers;
-        private final String target;
         private final int maxEntryBytes;
         private final Duration readTimeout;
         private final CompletableFuture<RangeReader> opened;
+        private Exchange exchange;
         private RangeReader reader;
         private HttpResponse refused;
         private ByteArrayOutputStream refusal;
         private boolean done;
-        private Throwable error;
+        /** The answer's last part arrived. */
+        private boolean last;
 
-        StreamHandler(Endpoint endpoint, HttpHeaders headers, String target, int maxEntryBytes, Duration readTimeout,
-                      CompletableFuture<RangeReader> opened) {
+        Answer(Endpoint endpoint, int maxEntryBytes, Duration readTimeout, CompletableFuture<RangeReader> opened) {
             this.endpoint = endpoint;
-            this.headers = headers;
-            this.target = target;
             this.maxEntryBytes = maxEntryBytes;
             this.readTimeout = readTimeout;
             this.opened = opened;
         }
 
-        @Override
-        public void channelActive(ChannelHandlerContext ctx) {
-            FullHttpRequest request = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, target);
-            request.headers().set(headers).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            ctx.writeAndFlush(request).addListener(f -> {
-                if (!f.isSuccess()) {
-                    stop(ctx, Endpoint.sendFailure(endpoint.peer(), f.cause()));
-                }
-            });
-            ctx.read();
-            ctx.fireChannelActive();
-        }
+        // Synchronized: a reader closed, or a call's deadline, ends the exchange on their own thread.
 
         @Override
-        protected void channelRead0(ChannelHandlerContext ctx, HttpObject msg) {
+        public synchronized void read(ChannelHandlerContext ctx, HttpObject msg) {
             if (done) {
                 return;
             }
             if (msg.decoderResult().isFailure()) {
                 Throwable cause = msg.decoderResult().cause();
-                stop(ctx, new IOException((reader == null ? "not an HTTP/1.1 answer: " : "malformed range stream: ")
+                stop(new IOException((reader == null ? "not an HTTP/1.1 answer: " : "malformed range stream: ")
                         + cause.getMessage(), cause));
                 return;
             }
@@ -299,7 +268,7 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
                 head(ctx, head);
             }
             if (msg instanceof HttpContent content && !done) {
-                content(ctx, content);
+                content(content);
             }
         }
 
@@ -308,38 +277,32 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
                 refused = head;
                 refusal = new ByteArrayOutputStream();
             } else if (!HttpUtil.isTransferEncodingChunked(head)) {
-                stop(ctx, new IOException("range answer is not chunked"));
+                stop(new IOException("range answer is not chunked"));
             } else {
-                reader = new RangeReader(ctx.channel(), readTimeout);
+                reader = new RangeReader(ctx.channel(), exchange, readTimeout);
                 if (!opened.complete(reader)) {
-                    done = true;
-                    ctx.close();
+                    done = true; // the call failed first (its deadline): its listener abandons the exchange
                 }
             }
         }
 
-        private void content(ChannelHandlerContext ctx, HttpContent content) {
+        private void content(HttpContent content) {
             ByteBuf bytes = content.content();
             if (reader == null) {
                 int n = Math.min(bytes.readableBytes(), MAX_REFUSAL_BYTES - refusal.size());
                 refusal.writeBytes(ByteBufUtil.getBytes(bytes, bytes.readerIndex(), n));
-                if (content instanceof LastHttpContent) {
-                    done = true;
-                    opened.completeExceptionally(KvorumException.of(refused.status().code(), refusal.toByteArray(),
-                            Response.retryAfter(refused)));
-                    ctx.close();
-                }
+                last = content instanceof LastHttpContent; // the call learns of it once the connection is back: see ended
                 return;
             }
             if (bytes.isReadable()) {
                 if (bytes.readableBytes() > maxEntryBytes) {
-                    stop(ctx, new ResponseTooLargeException("a range entry from " + endpoint.uri() + " is larger than "
+                    stop(new ResponseTooLargeException("a range entry from " + endpoint.uri() + " is larger than "
                             + maxEntryBytes + " bytes (maxResponseBytes, plus a key of up to 1024 bytes)", null));
                     return;
                 }
                 int newline = bytes.indexOf(bytes.readerIndex(), bytes.writerIndex(), (byte) '\n');
                 if (newline < 0) {
-                    stop(ctx, new IOException("range chunk without a key separator"));
+                    stop(new IOException("range chunk without a key separator"));
                     return;
                 }
                 byte[] key = ByteBufUtil.getBytes(bytes, bytes.readerIndex(), newline - bytes.readerIndex());
@@ -348,13 +311,12 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
                 reader.queue.add(new Entry(key, value));
             }
             if (content instanceof LastHttpContent) {
-                done = true;
-                reader.queue.add(END);
+                last = true; // the reader learns the end once the connection is back in the pool: see ended
             }
         }
 
         @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
+        public synchronized void readComplete(ChannelHandlerContext ctx) {
             if (reader == null) {
                 if (!done) {
                     ctx.read(); // still waiting for the head or the refusal's body
@@ -363,26 +325,28 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
                 reader.reading = false;
                 reader.demand();
             }
-            ctx.fireChannelReadComplete();
         }
 
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            if (!done) {
-                stop(ctx, reader == null
-                        ? new KvorumConnectionException("connection to " + endpoint.peer() + " closed before the range answer", error)
-                        : new TruncatedRangeException());
+        /**
+         * The exchange is over and its connection released: {@code cause} is null once the answer
+         * was read to its end, else why it failed before (its connection could not be had, was lost,
+         * or was closed: by the deadline, the reader, the client, or {@link #stop}).
+         */
+        synchronized void ended(Throwable cause) {
+            if (cause != null) {
+                lost(cause);
+            } else if (last && !done) {
+                done = true;
+                if (reader != null) {
+                    reader.queue.add(END);
+                } else {
+                    opened.completeExceptionally(KvorumException.of(refused.status().code(), refusal.toByteArray(),
+                            Response.retryAfter(refused)));
+                }
             }
-            ctx.fireChannelInactive();
         }
 
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            error = cause;
-            ctx.close();
-        }
-
-        private void stop(ChannelHandlerContext ctx, IOException cause) {
+        private void lost(Throwable cause) {
             if (done) {
                 return;
             }
@@ -390,9 +354,14 @@ public final class RangeReader implements AutoCloseable, Iterable<RangeReader.En
             if (reader == null) {
                 opened.completeExceptionally(cause);
             } else {
-                reader.queue.add(cause);
+                reader.queue.add(cause instanceof KvorumConnectionException ? new TruncatedRangeException() : cause);
             }
-            ctx.close();
+        }
+
+        /** The answer cannot be read on: fails the range with {@code cause} and closes the connection. */
+        private void stop(IOException cause) {
+            lost(cause);
+            exchange.abort(cause);
         }
     }
 }
