@@ -19,9 +19,6 @@ import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -129,7 +126,7 @@ class ClientTelemetryTest {
         AtomicInteger puts = new AtomicInteger();
         FakeNode node = node((r, n) -> puts.getAndIncrement() < 2 ? answer(503, "Overloaded", "Retry-After", "1")
                 : answer(201, ""));
-        URI down = URI.create("http://127.0.0.1:" + closedPort());
+        URI down = URI.create("http://127.0.0.1:" + KvorumDriverTest.closedPort());
         KvorumClient kv = client(KvorumClient.builder().endpoints(down, node.uri())
                 .endpointSelector((key, candidates) -> candidates.get(0)) // the closed port first
                 .retryPolicy(new RetryPolicy(4, Duration.ofMillis(1), Duration.ofMillis(5))).meterRegistry(registry));
@@ -236,12 +233,5 @@ class ClientTelemetryTest {
                     .isEqualTo(OverloadedException.class.getName());
         });
         assertThat(calls("put", "unavailable", node)).as("meters and spans together").isEqualTo(1);
-    }
-
-    /** A port nothing listens on. */
-    static int closedPort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 }

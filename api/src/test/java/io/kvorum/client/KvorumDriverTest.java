@@ -62,7 +62,7 @@ class KvorumDriverTest {
     }
 
     /** A port nothing listens on (it was free a moment ago). */
-    private static int closedPort() throws IOException {
+    static int closedPort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
