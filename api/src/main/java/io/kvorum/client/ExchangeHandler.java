@@ -20,7 +20,7 @@ import java.util.ArrayDeque;
  * the order of the requests (pipelining), so the exchanges are queued here as they are written,
  * on the event loop, which makes the queue's order the order on the wire. Event-loop confined.
  *
- * <p>An exchange with a {@link Exchange#Stream stream} (a range) has its answer's parts handed to
+ * <p>An exchange with a {@link Exchange.Stream stream} (a range) has its answer's parts handed to
  * that stream by {@link #streams()}, a stage before the aggregator, while the connection reads only
  * as the stream asks; once its last part is read, the connection serves the pool again.
  */
