@@ -35,7 +35,8 @@ JDK=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
 # jdk.crypto.ec: the EC keys and curves of TLS certificates (./kvorum certs makes P-256 ones).
 # jdk.management: the process's open-file limit, which bounds --max-connections, and what
 # Micrometer reads through it (GC notifications, process_files_*).
-MODULES=java.base,java.logging,java.management,java.naming,java.sql,java.xml,jdk.crypto.ec,jdk.management,jdk.unsupported
+# java.net.http: the jar's commands that talk to a node (restore, status), run in a node's container.
+MODULES=java.base,java.logging,java.management,java.naming,java.net.http,java.sql,java.xml,jdk.crypto.ec,jdk.management,jdk.unsupported
 
 hash_of() { sha256sum | cut -c1-12; }
 
@@ -47,7 +48,7 @@ if ! docker image inspect "$BASE" >/dev/null 2>&1; then
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   rootfs=$work/rootfs
-  mkdir -p "$rootfs"/{opt,tmp,data,etc,bin,lib64,lib/x86_64-linux-gnu}
+  mkdir -p "$rootfs"/{opt,tmp,data,backups,etc,bin,lib64,lib/x86_64-linux-gnu}
   "$JDK/bin/jlink" --add-modules "$MODULES" --strip-debug --no-man-pages --no-header-files \
     --compress=2 --output "$rootfs/opt/jre"
   # The native libraries loaded from the jar at run time (extracted to /tmp by leveldbjni and Netty).
@@ -76,7 +77,7 @@ if ! docker image inspect "$BASE" >/dev/null 2>&1; then
   printf 'root:x:0:\nkvorum:x:10001:\n' >"$rootfs/etc/group"
   printf 'passwd: files\ngroup: files\nhosts: files dns\n' >"$rootfs/etc/nsswitch.conf"
   chmod 1777 "$rootfs/tmp"
-  chown 10001:10001 "$rootfs/data"
+  chown 10001:10001 "$rootfs/data" "$rootfs/backups"
   tar -C "$rootfs" --sort=name --mtime=@0 --numeric-owner -cf "$work/rootfs.tar" .
   docker import --message "kvorum base: jlink'ed JRE ($MODULES) from $JDK" "$work/rootfs.tar" "$BASE" >/dev/null
   rm -rf "$work"
