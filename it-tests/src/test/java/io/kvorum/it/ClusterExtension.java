@@ -3,6 +3,7 @@ package io.kvorum.it;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -23,6 +24,7 @@ public final class ClusterExtension implements BeforeEachCallback, AfterEachCall
 
     private static final int TAIL_LINES = 150;
     private final List<KvorumCluster> clusters = new ArrayList<>();
+    private final List<String> volumes = new ArrayList<>();
     private long startedNanos;
 
     /** Starts a cluster that lives until the end of the current test. */
@@ -32,6 +34,17 @@ public final class ClusterExtension implements BeforeEachCallback, AfterEachCall
         clusters.add(cluster);
         System.out.printf("[kvorum-it] %d nodes up and connected in %.1f s%n", spec.size(), (System.nanoTime() - t) / 1e9);
         return cluster;
+    }
+
+    /**
+     * Creates a named volume that lives until the end of the current test, after its clusters are
+     * removed: for {@link KvorumCluster.Spec#volume}, to outlive a cluster.
+     */
+    public String volume(String purpose) {
+        String name = String.format("kvorum-it-%s-%06x", purpose, ThreadLocalRandom.current().nextInt(1 << 24));
+        Docker.client().createVolumeCmd().withName(name).withLabels(Docker.labels(name)).exec();
+        volumes.add(name);
+        return name;
     }
 
     @Override
@@ -54,6 +67,8 @@ public final class ClusterExtension implements BeforeEachCallback, AfterEachCall
         } finally {
             clusters.forEach(KvorumCluster::close);
             clusters.clear();
+            volumes.forEach(v -> Docker.quietly(() -> Docker.client().removeVolumeCmd(v).exec()));
+            volumes.clear();
             System.out.printf("[kvorum-it] %s %s in %.1f s%n", test,
                     context.getExecutionException().isPresent() ? "FAILED" : "passed", (System.nanoTime() - startedNanos) / 1e9);
         }

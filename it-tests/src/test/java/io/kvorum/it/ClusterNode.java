@@ -19,10 +19,12 @@ import io.kvorum.client.RetryPolicy;
 import io.kvorum.client.TrustedCa;
 import io.kvorum.testkit.Await;
 import io.kvorum.testkit.Readiness;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -168,16 +170,18 @@ public final class ClusterNode {
         connectPeerNetwork();
     }
 
-    /** The data volume, and for a secured cluster its certificates, read-only. */
+    /** The data volume, for a secured cluster its certificates, read-only, and the spec's shared volumes. */
     private List<Mount> mounts() {
-        if (cluster.spec().dataTmpfsBytes() > 0) {
-            return cluster.spec().isSecured() ? List.of(tlsMount()) : List.of();
+        List<Mount> mounts = new ArrayList<>();
+        if (cluster.spec().dataTmpfsBytes() == 0) {
+            mounts.add(new Mount().withType(MountType.VOLUME).withSource(volume).withTarget("/data"));
         }
-        Mount data = new Mount().withType(MountType.VOLUME).withSource(volume).withTarget("/data");
-        if (!cluster.spec().isSecured()) {
-            return List.of(data);
+        if (cluster.spec().isSecured()) {
+            mounts.add(tlsMount());
         }
-        return List.of(data, tlsMount());
+        cluster.spec().volumes().forEach((target, name) ->
+                mounts.add(new Mount().withType(MountType.VOLUME).withSource(name).withTarget(target)));
+        return mounts;
     }
 
     private Mount tlsMount() {
@@ -378,18 +382,41 @@ public final class ClusterNode {
 
     /** Runs {@code command} in the running container (its image has bash and few tools) and returns its exit code. */
     public int exec(String... command) {
+        return run(Duration.ofSeconds(60), command).exit();
+    }
+
+    /** What a command run in the container gave: its exit code, and its stdout and stderr as written. */
+    public record Run(int exit, String output) {
+    }
+
+    /**
+     * Runs {@code command} in the running container, as the image's user and with the container's
+     * environment, and waits at most {@code bound} for it to end.
+     */
+    public Run run(Duration bound, String... command) {
         String execId = docker.execCreateCmd(containerId).withCmd(command).withAttachStdout(true).withAttachStderr(true)
                 .exec().getId();
+        ByteArrayOutputStream output = new ByteArrayOutputStream();
         try {
-            if (!docker.execStartCmd(execId).exec(new ResultCallback.Adapter<Frame>()).awaitCompletion(60, TimeUnit.SECONDS)) {
-                throw new AssertionError("'" + String.join(" ", command) + "' in " + containerName + " did not end within 60 s");
+            if (!docker.execStartCmd(execId).exec(new ResultCallback.Adapter<Frame>() {
+                @Override
+                public void onNext(Frame frame) {
+                    synchronized (output) {
+                        output.writeBytes(frame.getPayload());
+                    }
+                }
+            }).awaitCompletion(bound.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new AssertionError("'" + String.join(" ", command) + "' in " + containerName + " did not end within "
+                        + bound.toSeconds() + " s");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted", e);
         }
         Long code = docker.inspectExecCmd(execId).exec().getExitCodeLong();
-        return code == null ? -1 : code.intValue();
+        synchronized (output) {
+            return new Run(code == null ? -1 : code.intValue(), output.toString(StandardCharsets.UTF_8));
+        }
     }
 
     /** Everything the node wrote to stdout and stderr, across restarts and wipes. */

@@ -73,6 +73,7 @@ public final class KvorumCluster implements AutoCloseable {
         private boolean imageJvm;
         private int openFileLimit;
         private long dataTmpfsBytes;
+        private final Map<String, String> volumes = new LinkedHashMap<>();
 
         private Spec(int size) {
             if (size < 1 || size > 9) {
@@ -128,6 +129,20 @@ public final class KvorumCluster implements AutoCloseable {
         public Spec dataTmpfs(long bytes) {
             this.dataTmpfsBytes = bytes;
             return this;
+        }
+
+        /**
+         * Mounts the named volume {@code volume}, which the test creates and removes, at {@code target}
+         * in every node: a volume shared by the nodes that outlives the cluster (their backups, say).
+         */
+        public Spec volume(String volume, String target) {
+            volumes.put(target, volume);
+            return this;
+        }
+
+        /** The volumes of {@link #volume}, by mount point. */
+        public Map<String, String> volumes() {
+            return Map.copyOf(volumes);
         }
 
         /** The size of {@link #dataTmpfs}, or 0 for a volume. */
