@@ -11,7 +11,9 @@ import io.kvorum.client.RangeReader;
 import io.kvorum.node.backup.BackupFileReader;
 import io.kvorum.node.backup.BackupManifest;
 import io.kvorum.node.model.Entry;
+import io.kvorum.testkit.Await;
 import io.kvorum.testkit.NodeJvm;
+import io.kvorum.testkit.Readiness;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -91,10 +93,10 @@ class BackupRestoreIT {
     @Test
     void aBackupUnderWritesRestoresIntoClustersOfAnySizeAndAKillMidwayFailsIt() throws Exception {
         Path backups = tmp.resolve("backups");
-        LocalCluster original = new LocalCluster(nodes, tmp.resolve("original"), 3, "--backup-dir", backups.toString(),
+        ProcessCluster original = new ProcessCluster(nodes, tmp.resolve("original"), 3, "--backup-dir", backups.toString(),
                 "--anti-entropy-interval", "0", "--hint-max-age", "0");
-        LocalCluster two = new LocalCluster(nodes, tmp.resolve("two"), 2);
-        LocalCluster five = new LocalCluster(nodes, tmp.resolve("five"), 5, "--replication-factor", "3",
+        ProcessCluster two = new ProcessCluster(nodes, tmp.resolve("two"), 2);
+        ProcessCluster five = new ProcessCluster(nodes, tmp.resolve("five"), 5, "--replication-factor", "3",
                 "--anti-entropy-rate", SLOW_BACKUP_RATE);
         startServing(original);
         step("the original cluster serves");
@@ -147,16 +149,17 @@ class BackupRestoreIT {
         killedMidwayFails(five);
 
         step("a kill mid-way failed a backup");
-        for (LocalCluster c : List.of(two, five)) {
+        for (ProcessCluster c : List.of(two, five)) {
             assertExpireOnTime(c, ttlOps);
         }
     }
 
     /** One cluster at a time: ten JVMs starting at once on two cores take longer than the readiness bound. */
-    private static void startServing(LocalCluster c) {
+    private static void startServing(ProcessCluster c) {
         c.startAllReady();
         for (int i = 0; i < c.size(); i++) {
-            Await.untilServing(c.http(i), c::describe);
+            Readiness.awaitServing("node " + (i + 1), URI.create(loopbackUri(c.http(i)) + "/v0/status"),
+                    NodeJvm.READY_TIMEOUT, c::describe);
         }
     }
 
@@ -164,7 +167,7 @@ class BackupRestoreIT {
      * Writes {@code stale/*} to all three replicas, then with n3 stopped deletes the even ones and
      * overwrites the odd ones; hints and anti-entropy are off, so n3 keeps the older versions.
      */
-    private Map<String, Optional<byte[]>> staleReplicaOnN3(LocalCluster c) throws IOException {
+    private Map<String, Optional<byte[]>> staleReplicaOnN3(ProcessCluster c) throws IOException {
         KvorumClient client = client(c, 0);
         awaitAllReplicasAnswer(client, c);
         for (int i = 0; i < STALE_KEYS; i++) {
@@ -192,7 +195,7 @@ class BackupRestoreIT {
     }
 
     /** Every peer must see the others up first: until then a write to all three may answer 504. */
-    private static void awaitAllReplicasAnswer(KvorumClient client, LocalCluster c) {
+    private static void awaitAllReplicasAnswer(KvorumClient client, ProcessCluster c) {
         Await.until("a PUT to all three replicas to answer", BOUND, () -> {
             try {
                 client.sync().put("probe", new byte[] {1}, KvorumClient.Options.quorum(3, 3));
@@ -251,7 +254,7 @@ class BackupRestoreIT {
      *
      * @return the number of records it says it loaded (the last line of its stdout)
      */
-    private long restore(LocalCluster target, Path backup, String name) {
+    private long restore(ProcessCluster target, Path backup, String name) {
         NodeJvm p = nodes.launch(name).args("restore", backup.toString(), loopbackUri(target.http(0)).toString()).start();
         assertThat(p.awaitExit(BOUND)).as("exit status of %s\n%s", name, p.describe()).isZero();
         String[] lines = p.stdout().strip().split("\n");
@@ -262,7 +265,7 @@ class BackupRestoreIT {
      * Every key of {@code expected} reads back as expected; each value written with a short ttl
      * is gone, and each with a long one is there while its ttl has not passed.
      */
-    private void assertRestored(String what, LocalCluster c, Map<String, Optional<byte[]>> expected, List<Op> ttlOps) {
+    private void assertRestored(String what, ProcessCluster c, Map<String, Optional<byte[]>> expected, List<Op> ttlOps) {
         KvorumClient client = client(c, c.size() - 1);
         Map<String, Optional<byte[]>> read = WriteLoad.readAll(client, expected.keySet(), 32, BOUND);
         List<String> wrong = new ArrayList<>();
@@ -299,7 +302,7 @@ class BackupRestoreIT {
     }
 
     /** After the backup: overwrites some keys it holds and deletes others; returns what they must read. */
-    private Map<String, Optional<byte[]>> newerWrites(LocalCluster c, Map<String, Optional<byte[]>> backedUp)
+    private Map<String, Optional<byte[]>> newerWrites(ProcessCluster c, Map<String, Optional<byte[]>> backedUp)
             throws IOException {
         KvorumClient client = client(c, 1);
         List<String> present = backedUp.entrySet().stream().filter(e -> e.getValue().isPresent()).map(Map.Entry::getKey)
@@ -326,14 +329,14 @@ class BackupRestoreIT {
         return newer;
     }
 
-    private Map<String, String> read(LocalCluster c, Set<String> keys) {
+    private Map<String, String> read(ProcessCluster c, Set<String> keys) {
         Map<String, String> out = new TreeMap<>();
         WriteLoad.readAll(client(c, 0), keys, 32, BOUND).forEach((k, v) -> out.put(k, show(v)));
         return out;
     }
 
     /** The keys and values without a ttl, read as ranges (merged over the cluster). */
-    private Map<String, String> contents(LocalCluster c) throws IOException {
+    private Map<String, String> contents(ProcessCluster c) throws IOException {
         Map<String, String> out = new TreeMap<>();
         KvorumClient client = client(c, 0);
         for (String prefix : List.of("k/", "stale/")) {
@@ -351,7 +354,7 @@ class BackupRestoreIT {
      * A backup of the 5-node cluster, whose members write their parts slowly: n5 killed once it
      * has written some of its part makes the backup {@code failed}, never {@code done}.
      */
-    private void killedMidwayFails(LocalCluster c) {
+    private void killedMidwayFails(ProcessCluster c) {
         String id = startBackup(c, 0);
         Await.until("n5 to be writing its part of " + id, BOUND, () -> {
             JsonObject n5 = members(state(c, 0, id)).getAsJsonObject("n5");
@@ -365,7 +368,7 @@ class BackupRestoreIT {
     }
 
     /** Values with a ttl read 404 once it passed (timed from their answer), not later. */
-    private void assertExpireOnTime(LocalCluster c, List<Op> ttlOps) {
+    private void assertExpireOnTime(ProcessCluster c, List<Op> ttlOps) {
         KvorumClient client = client(c, 0);
         long last = ttlOps.stream().mapToLong(op -> op.answeredAtMillis + op.ttl.toMillis()).max().orElseThrow();
         Duration bound = Duration.ofMillis(Math.max(0, last - System.currentTimeMillis())).plusSeconds(5);
@@ -376,7 +379,7 @@ class BackupRestoreIT {
     }
 
     /** {@code POST /v0/backup}; retried while a member is not yet seen up (503). */
-    private String startBackup(LocalCluster c, int via) {
+    private String startBackup(ProcessCluster c, int via) {
         URI uri = URI.create(loopbackUri(c.http(via)) + "/v0/backup");
         AtomicReference<HttpResponse<String>> answer = new AtomicReference<>();
         Await.until("POST /v0/backup to answer other than 503", BOUND, () -> {
@@ -387,7 +390,7 @@ class BackupRestoreIT {
         return JsonParser.parseString(answer.get().body()).getAsJsonObject().get("id").getAsString();
     }
 
-    private JsonObject awaitBackup(LocalCluster c, int via, String id, String state) {
+    private JsonObject awaitBackup(ProcessCluster c, int via, String id, String state) {
         JsonObject[] last = new JsonObject[1];
         Await.until("backup " + id + " to be " + state, BOUND, () -> {
             last[0] = state(c, via, id);
@@ -396,7 +399,7 @@ class BackupRestoreIT {
         return last[0];
     }
 
-    private JsonObject state(LocalCluster c, int via, String id) {
+    private JsonObject state(ProcessCluster c, int via, String id) {
         HttpResponse<String> a = http.send(HttpRequest.newBuilder(URI.create(loopbackUri(c.http(via)) + "/v0/backup/" + id)));
         assertThat(a.statusCode()).as("GET /v0/backup/%s: %s", id, a.body()).isEqualTo(200);
         return JsonParser.parseString(a.body()).getAsJsonObject();
@@ -406,7 +409,7 @@ class BackupRestoreIT {
         return state.getAsJsonObject("members");
     }
 
-    private KvorumClient client(LocalCluster c, int node) {
+    private KvorumClient client(ProcessCluster c, int node) {
         KvorumClient client = KvorumClient.create(loopbackUri(c.http(node)), Duration.ofSeconds(10));
         clients.add(client);
         return client;
