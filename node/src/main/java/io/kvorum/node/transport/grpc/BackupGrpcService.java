@@ -1,5 +1,6 @@
 package io.kvorum.node.transport.grpc;
 
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.backup.BackupException;
@@ -17,7 +18,8 @@ import java.util.concurrent.CompletableFuture;
  * The receiving side of {@code Backup}: hands each call to the node's {@link BackupParticipant}
  * (the sender was checked by {@link ClusterCheck}) and maps a refusal to its status:
  * {@code ABORTED} (another backup runs here), {@code FAILED_PRECONDITION} (not prepared, or not
- * a valid request).
+ * a valid request), {@code UNAVAILABLE} (this member cannot take part), each with its reason in
+ * the {@link #BACKUP_REFUSAL} trailer.
  */
 final class BackupGrpcService extends BackupGrpc.BackupImplBase {
 
@@ -69,6 +71,12 @@ final class BackupGrpcService extends BackupGrpc.BackupImplBase {
         UnaryCalls.answer(result, responses, BackupGrpcService::statusOf);
     }
 
+    /**
+     * The trailer naming the {@link BackupException.Reason} of this member's own refusal, so that the
+     * caller tells a member that cannot take part (its disk, its shutdown) from one it cannot reach.
+     */
+    static final Metadata.Key<String> BACKUP_REFUSAL = Metadata.Key.of("kvorum-backup-refusal", Metadata.ASCII_STRING_MARSHALLER);
+
     private static RuntimeException statusOf(Throwable error) {
         if (error instanceof BackupException e) {
             Status status = switch (e.reason()) {
@@ -77,7 +85,9 @@ final class BackupGrpcService extends BackupGrpc.BackupImplBase {
                 case NOT_FOUND -> Status.NOT_FOUND;
                 case INVALID -> Status.FAILED_PRECONDITION;
             };
-            return status.withDescription(e.getMessage()).asRuntimeException();
+            Metadata trailers = new Metadata();
+            trailers.put(BACKUP_REFUSAL, e.reason().name());
+            return status.withDescription(e.getMessage()).asRuntimeException(trailers);
         }
         return Status.INTERNAL.withDescription(String.valueOf(error.getMessage())).asRuntimeException();
     }

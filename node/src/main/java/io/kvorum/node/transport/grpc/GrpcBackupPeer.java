@@ -1,6 +1,7 @@
 package io.kvorum.node.transport.grpc;
 
 import io.grpc.Context;
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.backup.BackupException;
@@ -18,8 +19,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@link BackupParticipant} over {@code Backup} on the channel the node keeps to the peer; every
- * call has {@code timeout}. A member's own refusal ({@code ABORTED}: another backup runs there;
- * {@code FAILED_PRECONDITION}: not prepared) comes back as a {@link BackupException}; any other
+ * call has {@code timeout}. A member's own refusal (its reason in the
+ * {@link BackupGrpcService#BACKUP_REFUSAL} trailer: another backup runs there, not prepared, it
+ * cannot take part) comes back as the {@link BackupException} it made, with its message; any other
  * failure means the peer was not reached.
  */
 record GrpcBackupPeer(PeerChannel peer, Duration timeout) implements BackupParticipant {
@@ -75,6 +77,13 @@ record GrpcBackupPeer(PeerChannel peer, Duration timeout) implements BackupParti
     private RuntimeException failure(Throwable t) {
         Status status = Status.fromThrowable(t);
         String said = status.getDescription() == null ? "" : status.getDescription().lines().findFirst().orElse("");
+        Metadata trailers = Status.trailersFromThrowable(t);
+        String refusal = trailers == null ? null : trailers.get(BackupGrpcService.BACKUP_REFUSAL);
+        for (BackupException.Reason reason : BackupException.Reason.values()) { // one this build does not know is a failure
+            if (reason.name().equals(refusal)) {
+                return new BackupException(reason, said);
+            }
+        }
         return switch (status.getCode()) {
             case ABORTED -> new BackupException(BackupException.Reason.IN_PROGRESS, said);
             case FAILED_PRECONDITION -> new BackupException(BackupException.Reason.INVALID, said);
