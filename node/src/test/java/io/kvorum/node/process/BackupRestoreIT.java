@@ -95,14 +95,16 @@ class BackupRestoreIT {
         Path backups = tmp.resolve("backups");
         ProcessCluster original = new ProcessCluster(nodes, tmp.resolve("original"), 3, "--backup-dir", backups.toString(),
                 "--anti-entropy-interval", "0", "--hint-max-age", "0");
-        ProcessCluster two = new ProcessCluster(nodes, tmp.resolve("two"), 2);
-        ProcessCluster five = new ProcessCluster(nodes, tmp.resolve("five"), 5, "--replication-factor", "3",
-                "--anti-entropy-rate", SLOW_BACKUP_RATE);
         startServing(original);
         step("the original cluster serves");
         Map<String, Optional<byte[]>> stale = staleReplicaOnN3(original);
         step("n3 holds older versions of stale/*");
+        // Each cluster takes its free ports just before it starts: ports picked long before may be
+        // taken meanwhile as the local end of some connection.
+        ProcessCluster two = new ProcessCluster(nodes, tmp.resolve("two"), 2);
         startServing(two);
+        ProcessCluster five = new ProcessCluster(nodes, tmp.resolve("five"), 5, "--replication-factor", "3",
+                "--anti-entropy-rate", SLOW_BACKUP_RATE);
         startServing(five);
 
         step("the new clusters serve");
