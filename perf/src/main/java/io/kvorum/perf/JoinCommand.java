@@ -135,10 +135,10 @@ final class JoinCommand implements Callable<Integer> {
                 before = new LoadRunner(fixedRate.get()).run(load, runDir.resolve("load-before.txt"));
             }
             CompletableFuture<WrkOutput> during = load == null ? null
-                    : startLoad(new LoadRunner(fixedRate.get()), load, runDir.resolve("load-during.txt"));
+                    : MeasuredLoad.start(new LoadRunner(fixedRate.get()), load, runDir.resolve("load-during.txt"), "join-load");
             long launched = System.nanoTime();
             String joiner = cluster.join();
-            double acceptedSeconds = seconds(launched);
+            double acceptedSeconds = MeasuredLoad.secondsSince(launched);
             err.printf("%s accepted as joining after %.1f s; waiting until every member has it normal ...%n",
                     joiner, acceptedSeconds);
             long deadline = System.nanoTime() + JOIN_BOUND.toNanos();
@@ -148,7 +148,7 @@ final class JoinCommand implements Callable<Integer> {
                 }
                 Thread.sleep(POLL.toMillis()); // the poll interval of a bounded wait
             }
-            double joinedSeconds = seconds(launched);
+            double joinedSeconds = MeasuredLoad.secondsSince(launched);
             long taken = recordsTaken(cluster.logOf(joiner), lines);
             lines.add(0, String.format(Locale.ROOT, "| %d members, %,d keys of %d bytes (RF %d) | %.1f s | %.1f s | %,d | %,.0f |",
                     nodes, keys, valueBytes, nodes, acceptedSeconds, joinedSeconds, taken, taken / (joinedSeconds - acceptedSeconds)));
@@ -159,44 +159,15 @@ final class JoinCommand implements Callable<Integer> {
                         warmup.isZero() ? ", from the end of the preload"
                                 : String.format(Locale.ROOT, ", after %d s of it not recorded (--warmup)", warmup.toSeconds())));
                 lines.add("");
-                lines.add("| | requests/s | p50 | p99 | p99.9 | max | errors |");
-                lines.add("|---|---|---|---|---|---|---|");
-                lines.add(loadRow("before the join", before));
-                lines.add(loadRow(String.format(Locale.ROOT, "the first %d s of the join", loadDuration.toSeconds()),
+                lines.add(MeasuredLoad.LOAD_TABLE_HEAD.strip());
+                lines.add(MeasuredLoad.row("before the join", before));
+                lines.add(MeasuredLoad.row(String.format(Locale.ROOT, "the first %d s of the join", loadDuration.toSeconds()),
                         during.get()));
             }
             writeReport(runDir, preload, lines, loadBefore);
         }
         err.println("report: " + runDir.resolve("join.md"));
         return 0;
-    }
-
-    /** Runs {@code load} on a thread of its own; its result completes when it has run its duration. */
-    private static CompletableFuture<WrkOutput> startLoad(LoadRunner runner, LoadSpec load, Path output) {
-        CompletableFuture<WrkOutput> result = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
-            try {
-                result.complete(runner.run(load, output));
-            } catch (IOException | InterruptedException | RuntimeException e) {
-                result.completeExceptionally(e);
-            }
-        }, "join-load");
-        t.setDaemon(true);
-        t.start();
-        return result;
-    }
-
-    private static String loadRow(String when, WrkOutput w) {
-        return String.format(Locale.ROOT, "| %s | %,.0f | %s | %s | %s | %.2f ms | %d |", when, w.requestsPerSec(),
-                ms(w, 50), ms(w, 99), ms(w, 99.9), w.maxMs(), w.errors());
-    }
-
-    private static String ms(WrkOutput w, double p) {
-        return w.latencyAt(p).isPresent() ? String.format(Locale.ROOT, "%.2f ms", w.latencyAt(p).getAsDouble()) : "n/a";
-    }
-
-    private static double seconds(long since) {
-        return (System.nanoTime() - since) / 1e9;
     }
 
     private static boolean normalEverywhere(HttpClient http, LocalCluster cluster, String joiner) throws InterruptedException {
@@ -231,13 +202,7 @@ final class JoinCommand implements Callable<Integer> {
 
     private void writeReport(Path runDir, Preloader.Result preload, List<String> lines, String loadBefore)
             throws IOException {
-        StringBuilder md = new StringBuilder("# Kvorum perf join\n\n");
-        md.append("Command: `").append(RunFolder.commandLine(spec.commandLine().getParseResult().originalArgs()
-                .toArray(String[]::new))).append("`\n\n");
-        MachineInfo machine = MachineInfo.current();
-        md.append("Machine: ").append(machine.cpus()).append(" cpus (").append(machine.cpuModel()).append("), ")
-                .append(machine.memory()).append(", kernel ").append(machine.kernel()).append("; load average before: ").append(loadBefore).append("\n\n");
-        md.append("Preload: ").append(preload.summary()).append(" (`").append(preload.command()).append("`)\n\n");
+        StringBuilder md = MeasuredLoad.reportHead("Kvorum perf join", spec, loadBefore, preload);
         md.append("Times from the joining node's launch: accepted = it serves (every member has it joining); "
                 + "joined = every member has it normal (its records are in, reads go to it).\n\n");
         md.append("| cluster | accepted | joined | records taken | records/s |\n|---|---|---|---|---|\n");

@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
 @Command(name = "kvorum perf", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
         description = "Load, profile and report on Kvorum (wrk2, async-profiler, YCSB).",
         subcommands = {RunCommand.class, SearchCommand.class, CompareCommand.class, YcsbCommand.class, JoinCommand.class,
-                DriverCommand.class, NginxCommand.class, NettyCommand.class})
+                BackupCommand.class, DriverCommand.class, NginxCommand.class, NettyCommand.class})
 public final class PerfMain implements Runnable {
 
     @CommandLine.Spec

@@ -77,6 +77,24 @@ class PerfCliTest {
     }
 
     @Test
+    void aBackupsOptionsThatCannotBeMeasuredAreRefusedBeforeAnyNodeStarts() {
+        Outcome noLoad = execute("backup", "--warmup", "30s", "--out", tmp.resolve("no-load").toString());
+        assertThat(noLoad.exitCode()).isEqualTo(2);
+        assertThat(noLoad.err()).contains("--warmup").contains("needs --rate");
+        Outcome restoreRate = execute("backup", "--restore-rate", "0", "--out", tmp.resolve("restore-rate").toString());
+        assertThat(restoreRate.exitCode()).isEqualTo(2);
+        assertThat(restoreRate.err()).contains("--restore-rate must be positive, got 0");
+        Outcome rate = execute("backup", "--rate", "-5", "--out", tmp.resolve("rate").toString());
+        assertThat(rate.exitCode()).isEqualTo(2);
+        assertThat(rate.err()).contains("--rate must be positive, got -5");
+        Outcome window = execute("backup", "--rate", "1000", "--load-duration=0s", "--out", tmp.resolve("window").toString());
+        assertThat(window.exitCode()).isEqualTo(2);
+        assertThat(window.err()).contains("--load-duration must be positive");
+        assertThat(tmp.resolve("no-load")).doesNotExist();
+        assertThat(tmp.resolve("restore-rate")).doesNotExist();
+    }
+
+    @Test
     void aValueOfTheWrongKindSaysWhatIsTaken() {
         Outcome workload = execute("run", "--rate", "1000", "--workload", "scan");
         assertThat(workload.exitCode()).isEqualTo(2);
