@@ -4,11 +4,6 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.kvorum.perf.cluster.ClusterSecurity;
 import io.kvorum.perf.cluster.LocalCluster;
-import io.kvorum.perf.load.LoadRunner;
-import io.kvorum.perf.load.LoadSpec;
-import io.kvorum.perf.load.LoadTool;
-import io.kvorum.perf.load.Preloader;
-import io.kvorum.perf.load.Workload;
 import io.kvorum.perf.load.WrkOutput;
 import io.kvorum.perf.report.MachineInfo;
 import java.io.IOException;
@@ -31,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -54,39 +50,12 @@ final class BackupCommand implements Callable<Integer> {
     /** Keys read back from the restored cluster, spread over the key space. */
     private static final int SAMPLE = 200;
 
-    @Option(names = "--nodes", description = "Members (default ${DEFAULT-VALUE}).", defaultValue = "3")
-    int nodes;
-
-    @Option(names = "--keys", description = "Keys preloaded (default ${DEFAULT-VALUE}).", defaultValue = "1000000")
-    long keys;
-
-    @Option(names = "--value-bytes", description = "Value size (default ${DEFAULT-VALUE}).", defaultValue = "100")
-    int valueBytes;
-
-    @Option(names = "--jar", description = "Node jar (default ${DEFAULT-VALUE}).", defaultValue = "node/target/kvorum-node.jar")
-    Path jar;
-
-    @Option(names = "--heap", description = "Node heap (default ${DEFAULT-VALUE}).", defaultValue = "1g")
-    String heap;
+    @Mixin
+    MeasuredLoad measured;
 
     @Option(names = "--node-option", description = "Extra node option for every node, repeatable "
             + "(e.g. --node-option=--anti-entropy-rate=10000, the backup's pace).")
     List<String> nodeOptions = new ArrayList<>();
-
-    @Option(names = "--out", description = "Run folder (default perf/runs/<yyyyMMdd-HHmmss>-backup).")
-    Path out;
-
-    @Option(names = "--rate", description = "With wrk2: a mixed load (half gets) of this many requests/s on n1, "
-            + "measured for --load-duration without a backup and again from the backup's start (default: no load).")
-    Integer rate;
-
-    @Option(names = "--load-duration", description = "Length of each measured load (default ${DEFAULT-VALUE}).",
-            defaultValue = "60s", converter = LoadOptions.DurationConverter.class)
-    Duration loadDuration;
-
-    @Option(names = "--warmup", description = "With --rate: the same load first, not recorded (default ${DEFAULT-VALUE}).",
-            defaultValue = "0s", converter = LoadOptions.DurationConverter.class)
-    Duration warmup;
 
     @Option(names = "--restore-rate", description = "Records a second the restore writes (default: the restore tool's own).")
     Integer restoreRate;
@@ -105,47 +74,20 @@ final class BackupCommand implements Callable<Integer> {
             err.println("kvorum perf backup: " + problem.get());
             return 2;
         }
-        Optional<LoadTool> tool = LoadTool.findWrk(System.getenv());
-        if (tool.isEmpty()) {
-            err.println("kvorum perf backup: " + LoadTool.WRK_MISSING);
-            return 2;
-        }
-        Optional<LoadTool> fixedRate = rate == null ? Optional.empty() : LoadTool.findWrk2(System.getenv());
-        if (rate != null && fixedRate.isEmpty()) {
-            err.println("kvorum perf backup: " + LoadTool.wrk2Missing(System.getenv()));
-            return 2;
-        }
-        Path runDir = RunFolder.create(out, "backup");
+        Path runDir = RunFolder.create(measured.out, "backup");
         Path backups = runDir.resolve("backups").toAbsolutePath();
         String loadBefore = MachineInfo.loadAverage();
-        Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         List<String> options = new ArrayList<>(nodeOptions);
         options.add("--backup-dir=" + backups);
         StringBuilder md;
         String id;
-        err.printf("starting %d node(s) from %s ...%n", nodes, jar);
-        try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Spec(nodes, jar, heap, List.of(), options,
-                runDir.resolve("original")), ClusterSecurity.none())) {
-            err.printf("preloading %,d keys of %d bytes ...%n", keys, valueBytes);
-            Preloader.Result preload = new Preloader(tool.get(), scriptDir, err)
-                    .preload(cluster.coordinator(), keys, valueBytes, "", runDir.resolve("preload.txt"));
-            err.println("preloaded " + preload.summary());
-            md = MeasuredLoad.reportHead("Kvorum perf backup", spec, loadBefore, preload);
-            LoadSpec load = null;
-            WrkOutput without = null;
-            if (fixedRate.isPresent()) {
-                load = new LoadSpec(Workload.MIXED, scriptDir, cluster.coordinator(), (int) Math.min(keys, Integer.MAX_VALUE),
-                        valueBytes, null, null, 0, 0.5, rate, loadDuration, 64, 1);
-                if (!warmup.isZero()) {
-                    err.printf("warming up at %,d requests/s for %d s (not recorded) ...%n", rate, warmup.toSeconds());
-                    new LoadRunner(fixedRate.get()).run(load.withDuration(warmup), runDir.resolve("load-warmup.txt"));
-                }
-                err.printf("measuring %,d requests/s for %d s without a backup ...%n", rate, loadDuration.toSeconds());
-                without = new LoadRunner(fixedRate.get()).run(load, runDir.resolve("load-without.txt"));
-            }
-            CompletableFuture<WrkOutput> with = load == null ? null
-                    : MeasuredLoad.start(new LoadRunner(fixedRate.get()), load, runDir.resolve("load-with.txt"), "backup-load");
+        err.printf("starting %d node(s) from %s ...%n", measured.nodes, measured.jar);
+        try (LocalCluster cluster = LocalCluster.start(measured.cluster(options, runDir.resolve("original")),
+                ClusterSecurity.none())) {
+            MeasuredLoad.Before before = measured.measureBefore(cluster, runDir, "without a backup", err);
+            md = MeasuredLoad.reportHead("Kvorum perf backup", spec, loadBefore, before.preload());
+            CompletableFuture<WrkOutput> with = measured.startBeside(before, runDir, "backup-load");
             long started = System.nanoTime();
             id = startBackup(http, cluster.coordinator());
             err.printf("backup %s started; waiting until every member's part is done ...%n", id);
@@ -160,18 +102,13 @@ final class BackupCommand implements Callable<Integer> {
             err.printf("backup %s done after %.1f s: %,d records, %,d bytes%n", id, backupSeconds, records, bytes);
             md.append("| cluster | backup | records (every member's) | bytes | records/s |\n|---|---|---|---|---|\n");
             md.append(String.format(Locale.ROOT, "| %d members, %,d keys of %d bytes (RF %d) | %.1f s | %,d | %,d | %,.0f |%n%n",
-                    nodes, keys, valueBytes, nodes, backupSeconds, records, bytes, records / backupSeconds));
+                    measured.nodes, measured.keys, measured.valueBytes, measured.nodes, backupSeconds, records, bytes,
+                    records / backupSeconds));
             if (with != null) {
-                WrkOutput during = with.get();
-                md.append(String.format(Locale.ROOT, "Client load on n1, `%s`%s:%n%n", load.shellLine(fixedRate.get()),
-                        warmup.isZero() ? ", from the end of the preload"
-                                : String.format(Locale.ROOT, ", after %d s of it not recorded (--warmup)", warmup.toSeconds())));
-                md.append(MeasuredLoad.LOAD_TABLE_HEAD);
-                md.append(MeasuredLoad.row("without a backup", without)).append('\n');
-                md.append(MeasuredLoad.row(String.format(Locale.ROOT, "the first %d s from the backup's start%s",
-                        loadDuration.toSeconds(), backupSeconds < loadDuration.toSeconds()
-                                ? String.format(Locale.ROOT, " (it ran %.1f s of them)", backupSeconds) : ""), during))
-                        .append("\n\n");
+                long window = measured.loadDuration.toSeconds();
+                md.append(measured.loadSection(before, "without a backup", with.get(), String.format(Locale.ROOT,
+                        "the first %d s from the backup's start%s", window, backupSeconds < window
+                                ? String.format(Locale.ROOT, " (it ran %.1f s of them)", backupSeconds) : ""))).append('\n');
             }
         }
         restore(http, runDir, backups.resolve(id), md, err);
@@ -185,29 +122,19 @@ final class BackupCommand implements Callable<Integer> {
 
     /** What is wrong with the options, or empty; checked before anything starts. */
     Optional<String> problem() {
-        if (nodes < 1 || keys < 1 || valueBytes < 1) {
-            return Optional.of("--nodes, --keys and --value-bytes must be positive");
-        }
         if (restoreRate != null && restoreRate < 1) {
             return Optional.of("--restore-rate must be positive, got " + restoreRate);
         }
-        if (rate != null && rate < 1) {
-            return Optional.of("--rate must be positive, got " + rate);
-        }
-        Optional<String> timing = LoadOptions.timingProblem("--load-duration", loadDuration, warmup);
-        if (timing.isEmpty() && rate == null && !warmup.isZero()) {
-            return Optional.of("--warmup is the client load before the measured one: it needs --rate");
-        }
-        return timing;
+        return measured.problem();
     }
 
     /** Starts a new cluster of the same size, loads the backup into it and reads a sample back. */
     private void restore(HttpClient http, Path runDir, Path backup, StringBuilder md, PrintStream err)
             throws IOException, InterruptedException {
-        err.printf("starting a new cluster of %d node(s) to restore into ...%n", nodes);
-        try (LocalCluster target = LocalCluster.start(new LocalCluster.Spec(nodes, jar, heap, List.of(), nodeOptions,
-                runDir.resolve("restored")), ClusterSecurity.none())) {
-            List<String> command = new ArrayList<>(List.of(javaBinary(), "-jar", jar.toAbsolutePath().toString(), "restore",
+        err.printf("starting a new cluster of %d node(s) to restore into ...%n", measured.nodes);
+        try (LocalCluster target = LocalCluster.start(measured.cluster(nodeOptions, runDir.resolve("restored")),
+                ClusterSecurity.none())) {
+            List<String> command = new ArrayList<>(List.of(javaBinary(), "-jar", measured.jar.toAbsolutePath().toString(), "restore",
                     backup.toString(), target.coordinator().toString()));
             if (restoreRate != null) {
                 command.addAll(List.of("--rate", restoreRate.toString()));
@@ -225,14 +152,14 @@ final class BackupCommand implements Callable<Integer> {
             }
             int found = 0;
             for (int i = 0; i < SAMPLE; i++) {
-                long key = keys * i / SAMPLE;
+                long key = measured.keys * i / SAMPLE;
                 URI uri = target.coordinator().resolve("/v0/entity?id=key" + key);
                 HttpResponse<Void> r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).build(),
                         HttpResponse.BodyHandlers.discarding());
                 found += r.statusCode() == 200 ? 1 : 0;
             }
             err.printf("restored in %.1f s; %d of %d sampled keys read back%n", restoreSeconds, found, SAMPLE);
-            md.append("Restore into a new cluster of ").append(nodes).append(" (`kvorum-node.jar restore DIR URL")
+            md.append("Restore into a new cluster of ").append(measured.nodes).append(" (`kvorum-node.jar restore DIR URL")
                     .append(restoreRate == null ? "" : " --rate " + restoreRate).append("`, output in restore.txt):\n\n");
             md.append("| restore | sampled keys read back |\n|---|---|\n");
             md.append(String.format(Locale.ROOT, "| %.1f s | %d of %d |%n", restoreSeconds, found, SAMPLE));

@@ -3,11 +3,7 @@ package io.kvorum.perf;
 import io.kvorum.client.placement.ClusterView;
 import io.kvorum.perf.cluster.ClusterSecurity;
 import io.kvorum.perf.cluster.LocalCluster;
-import io.kvorum.perf.load.LoadRunner;
-import io.kvorum.perf.load.LoadSpec;
-import io.kvorum.perf.load.LoadTool;
 import io.kvorum.perf.load.Preloader;
-import io.kvorum.perf.load.Workload;
 import io.kvorum.perf.load.WrkOutput;
 import io.kvorum.perf.report.MachineInfo;
 import java.io.IOException;
@@ -29,7 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Spec;
 
 /**
@@ -51,36 +47,8 @@ final class JoinCommand implements Callable<Integer> {
     private static final Duration POLL = Duration.ofMillis(200);
     private static final Pattern TOOK = Pattern.compile("joining: took (\\d+) records from (\\S+)");
 
-    @Option(names = "--nodes", description = "Members before the join (default ${DEFAULT-VALUE}).", defaultValue = "3")
-    int nodes;
-
-    @Option(names = "--keys", description = "Keys preloaded (default ${DEFAULT-VALUE}).", defaultValue = "1000000")
-    long keys;
-
-    @Option(names = "--value-bytes", description = "Value size (default ${DEFAULT-VALUE}).", defaultValue = "100")
-    int valueBytes;
-
-    @Option(names = "--jar", description = "Node jar (default ${DEFAULT-VALUE}).", defaultValue = "node/target/kvorum-node.jar")
-    Path jar;
-
-    @Option(names = "--heap", description = "Node heap (default ${DEFAULT-VALUE}).", defaultValue = "1g")
-    String heap;
-
-    @Option(names = "--out", description = "Run folder (default perf/runs/<yyyyMMdd-HHmmss>-join).")
-    Path out;
-
-    @Option(names = "--rate", description = "With wrk2: a mixed load (half gets) of this many requests/s on n1, "
-            + "measured for --load-duration before the join and again from the joiner's launch (default: no load).")
-    Integer rate;
-
-    @Option(names = "--load-duration", description = "Length of each measured load (default ${DEFAULT-VALUE}).",
-            defaultValue = "60s", converter = LoadOptions.DurationConverter.class)
-    Duration loadDuration;
-
-    @Option(names = "--warmup", description = "With --rate: the same load first, not recorded, so that the window before "
-            + "the join starts on a cluster past its first minutes (JIT, first anti-entropy rounds) (default ${DEFAULT-VALUE}).",
-            defaultValue = "0s", converter = LoadOptions.DurationConverter.class)
-    Duration warmup;
+    @Mixin
+    MeasuredLoad measured;
 
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -88,54 +56,19 @@ final class JoinCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintStream err = System.err;
-        if (nodes < 1 || keys < 1 || valueBytes < 1) {
-            err.println("kvorum perf join: --nodes, --keys and --value-bytes must be positive");
+        Optional<String> problem = measured.problem();
+        if (problem.isPresent()) {
+            err.println("kvorum perf join: " + problem.get());
             return 2;
         }
-        Optional<String> timing = LoadOptions.timingProblem("--load-duration", loadDuration, warmup);
-        if (timing.isEmpty() && rate == null && !warmup.isZero()) {
-            timing = Optional.of("--warmup is the client load before the measured one: it needs --rate");
-        }
-        if (timing.isPresent()) {
-            err.println("kvorum perf join: " + timing.get());
-            return 2;
-        }
-        Optional<LoadTool> tool = LoadTool.findWrk(System.getenv());
-        if (tool.isEmpty()) {
-            err.println("kvorum perf join: " + LoadTool.WRK_MISSING);
-            return 2;
-        }
-        Optional<LoadTool> fixedRate = rate == null ? Optional.empty() : LoadTool.findWrk2(System.getenv());
-        if (rate != null && (rate < 1 || fixedRate.isEmpty())) {
-            err.println("kvorum perf join: " + (rate < 1 ? "--rate must be positive" : LoadTool.wrk2Missing(System.getenv())));
-            return 2;
-        }
-        Path runDir = RunFolder.create(out, "join");
+        Path runDir = RunFolder.create(measured.out, "join");
         String loadBefore = MachineInfo.loadAverage();
-        Path scriptDir = Path.of("perf", "wrk").toAbsolutePath();
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         List<String> lines = new ArrayList<>();
-        err.printf("starting %d node(s) from %s ...%n", nodes, jar);
-        try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Spec(nodes, jar, heap, List.of(), List.of(), runDir),
-                ClusterSecurity.none())) {
-            err.printf("preloading %,d keys of %d bytes ...%n", keys, valueBytes);
-            Preloader.Result preload = new Preloader(tool.get(), scriptDir, err)
-                    .preload(cluster.coordinator(), keys, valueBytes, "", runDir.resolve("preload.txt"));
-            err.println("preloaded " + preload.summary());
-            LoadSpec load = null;
-            WrkOutput before = null;
-            if (fixedRate.isPresent()) {
-                load = new LoadSpec(Workload.MIXED, scriptDir, cluster.coordinator(), (int) Math.min(keys, Integer.MAX_VALUE),
-                        valueBytes, null, null, 0, 0.5, rate, loadDuration, 64, 1);
-                if (!warmup.isZero()) {
-                    err.printf("warming up at %,d requests/s for %d s (not recorded) ...%n", rate, warmup.toSeconds());
-                    new LoadRunner(fixedRate.get()).run(load.withDuration(warmup), runDir.resolve("load-warmup.txt"));
-                }
-                err.printf("measuring %,d requests/s for %d s before the join ...%n", rate, loadDuration.toSeconds());
-                before = new LoadRunner(fixedRate.get()).run(load, runDir.resolve("load-before.txt"));
-            }
-            CompletableFuture<WrkOutput> during = load == null ? null
-                    : MeasuredLoad.start(new LoadRunner(fixedRate.get()), load, runDir.resolve("load-during.txt"), "join-load");
+        err.printf("starting %d node(s) from %s ...%n", measured.nodes, measured.jar);
+        try (LocalCluster cluster = LocalCluster.start(measured.cluster(List.of(), runDir), ClusterSecurity.none())) {
+            MeasuredLoad.Before before = measured.measureBefore(cluster, runDir, "before the join", err);
+            CompletableFuture<WrkOutput> during = measured.startBeside(before, runDir, "join-load");
             long launched = System.nanoTime();
             String joiner = cluster.join();
             double acceptedSeconds = MeasuredLoad.secondsSince(launched);
@@ -151,20 +84,15 @@ final class JoinCommand implements Callable<Integer> {
             double joinedSeconds = MeasuredLoad.secondsSince(launched);
             long taken = recordsTaken(cluster.logOf(joiner), lines);
             lines.add(0, String.format(Locale.ROOT, "| %d members, %,d keys of %d bytes (RF %d) | %.1f s | %.1f s | %,d | %,.0f |",
-                    nodes, keys, valueBytes, nodes, acceptedSeconds, joinedSeconds, taken, taken / (joinedSeconds - acceptedSeconds)));
+                    measured.nodes, measured.keys, measured.valueBytes, measured.nodes, acceptedSeconds, joinedSeconds, taken,
+                    taken / (joinedSeconds - acceptedSeconds)));
             err.printf("%s normal on every member after %.1f s: %,d records taken%n", joiner, joinedSeconds, taken);
             if (during != null) {
                 lines.add("");
-                lines.add(String.format(Locale.ROOT, "Client load on n1, `%s`%s:", load.shellLine(fixedRate.get()),
-                        warmup.isZero() ? ", from the end of the preload"
-                                : String.format(Locale.ROOT, ", after %d s of it not recorded (--warmup)", warmup.toSeconds())));
-                lines.add("");
-                lines.add(MeasuredLoad.LOAD_TABLE_HEAD.strip());
-                lines.add(MeasuredLoad.row("before the join", before));
-                lines.add(MeasuredLoad.row(String.format(Locale.ROOT, "the first %d s of the join", loadDuration.toSeconds()),
-                        during.get()));
+                lines.add(measured.loadSection(before, "before the join", during.get(),
+                        String.format(Locale.ROOT, "the first %d s of the join", measured.loadDuration.toSeconds())).strip());
             }
-            writeReport(runDir, preload, lines, loadBefore);
+            writeReport(runDir, before.preload(), lines, loadBefore);
         }
         err.println("report: " + runDir.resolve("join.md"));
         return 0;
