@@ -3,7 +3,6 @@ package io.kvorum.node.admin;
 import com.google.gson.Gson;
 import com.google.gson.JsonParseException;
 import io.kvorum.client.TrustedCa;
-import io.kvorum.node.backup.BackupFileReader;
 import io.kvorum.node.backup.BackupFileWriter;
 import io.kvorum.node.backup.BackupManifest;
 import io.kvorum.node.model.Entry;
@@ -23,10 +22,10 @@ import java.nio.file.StandardOpenOption;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 
@@ -36,12 +35,13 @@ import java.util.stream.Stream;
  *
  * <p>First it checks every file of every member folder of DIR against its manifest
  * ({@link BackupManifest#verify}); a missing or damaged one exits {@value #EXIT_BAD} with one line
- * on stderr naming it, before anything is sent. Then it sends the records, file by file, in batches
- * to {@code POST /v0/restore}, paced to {@code --rate} records a second, retrying a batch the node
- * answers 503 or 504 (restoring a record again changes nothing). Each file it finished is recorded in
- * {@value #PROGRESS_FILE} in DIR, which a rerun skips; the file is deleted once the whole backup
- * was loaded. Progress goes to stderr, a bar on a terminal; the last line on stdout is the number
- * of records it loaded. Exit {@value #EXIT_OK} when every record was loaded, {@value #EXIT_FAILED}
+ * on stderr naming it, before anything is sent. Then it merges the member folders in key order,
+ * each key once with its newest version ({@link MergedRecords}), and sends them in batches to
+ * {@code POST /v0/restore}, paced to {@code --rate} keys a second, retrying a batch the node answers
+ * 503 or 504 (restoring a record again changes nothing). The last key of each batch the cluster took
+ * is recorded in {@value #PROGRESS_FILE} in DIR, and a rerun skips the keys up to it; the file is
+ * deleted once the whole backup was loaded. Progress goes to stderr, a bar on a terminal; the last
+ * line on stdout is the number of keys it loaded. Exit {@value #EXIT_OK} when every record was loaded, {@value #EXIT_FAILED}
  * when the cluster refused or could not take them.
  */
 public final class RestoreCommand {
@@ -53,6 +53,8 @@ public final class RestoreCommand {
     static final int EXIT_FAILED = 1;
     static final int EXIT_BAD = 2;
     static final String PROGRESS_FILE = "restore-progress";
+    /** The start of a progress file's line naming the last key of a batch the cluster took. */
+    static final String THROUGH = "through ";
     static final int DEFAULT_RATE = 5000;
     /** A batch is sent once it holds this many records, or {@link #BATCH_BYTES}. */
     static final int BATCH_RECORDS = 500;
@@ -227,26 +229,35 @@ public final class RestoreCommand {
 
         long run() throws Stop {
             String cluster = clusterName();
-            Set<String> finished = finishedFiles(cluster);
+            byte[] resumeAfter = loadedThrough(cluster);
             long skipped = 0;
-            for (Member member : members) {
-                for (BackupManifest.FileEntry file : member.manifest().files()) {
-                    String name = member.name() + "/" + file.name();
-                    if (finished.contains(name)) {
-                        skipped += file.records();
-                        done += file.records();
+            Batch batch = new Batch();
+            try (MergedRecords records = new MergedRecords(members)) {
+                for (Entry e = records.next(); e != null; e = records.next()) {
+                    done = records.read();
+                    current = records.position();
+                    if (resumeAfter != null && Arrays.compareUnsigned(e.key(), resumeAfter) <= 0) {
+                        skipped++;
                         continue;
                     }
-                    current = name;
-                    load(member.dir().resolve(file.name()), name);
-                    recordFinished(name);
+                    batch.add(e);
+                    if (batch.count >= BATCH_RECORDS || batch.bytes.size() >= BATCH_BYTES) {
+                        send(batch);
+                        batch = new Batch();
+                    }
                 }
+                done = records.read();
+            } catch (IOException e) {
+                throw new Stop(EXIT_FAILED, e.getMessage());
+            }
+            if (batch.count > 0) {
+                send(batch);
             }
             if (terminal) {
                 err.println();
             }
-            err.printf(Locale.ROOT, "kvorum restore: loaded %d record(s) from %d member folder(s)%s%n", loaded,
-                    members.size(), skipped > 0 ? " (" + skipped + " record(s) of files finished by an earlier run skipped)" : "");
+            err.printf(Locale.ROOT, "kvorum restore: loaded %d key(s) from %d record(s) of %d member folder(s)%s%n", loaded,
+                    total, members.size(), skipped > 0 ? " (" + skipped + " key(s) an earlier run loaded skipped)" : "");
             try {
                 Files.deleteIfExists(progressFile);
             } catch (IOException e) {
@@ -255,27 +266,11 @@ public final class RestoreCommand {
             return loaded;
         }
 
-        /** Sends the records of one data file in batches. */
-        private void load(Path file, String name) throws Stop {
-            Batch batch = new Batch();
-            try (BackupFileReader reader = BackupFileReader.open(file)) {
-                for (Entry e = reader.next(); e != null; e = reader.next()) {
-                    batch.add(e);
-                    if (batch.count >= BATCH_RECORDS || batch.bytes.size() >= BATCH_BYTES) {
-                        send(batch, name);
-                        batch = new Batch();
-                    }
-                }
-            } catch (IOException e) {
-                throw new Stop(EXIT_FAILED, file + " could not be read: " + e.getMessage());
-            }
-            if (batch.count > 0) {
-                send(batch, name);
-            }
-        }
-
-        /** Sends a batch, retrying it while the cluster answers 503 or 504 or cannot be reached. */
-        private void send(Batch batch, String name) throws Stop {
+        /**
+         * Sends a batch, retrying it while the cluster answers 503 or 504 or cannot be reached;
+         * once it is taken, records its last key in the progress file.
+         */
+        private void send(Batch batch) throws Stop {
             pace.acquire(batch.count);
             byte[] body = batch.finish();
             long giveUp = nanoTime.getAsLong() + RETRY_FOR.toNanos();
@@ -293,13 +288,13 @@ public final class RestoreCommand {
                     int status = answer.statusCode();
                     if (status == 200) {
                         loaded += batch.count;
-                        done += batch.count;
+                        recordLoadedThrough(batch.lastKey);
                         showProgress();
                         return;
                     }
                     failure = intake + " answered " + status + ": " + firstLine(answer.body());
                     if (status != 503 && status != 504) {
-                        throw new Stop(EXIT_FAILED, failure + (status == 413 ? " (a batch of " + name + " is larger "
+                        throw new Stop(EXIT_FAILED, failure + (status == 413 ? " (a batch at " + current + " is larger "
                                 + "than the node's --max-value-bytes; raise it on the cluster to restore this backup)" : ""));
                     }
                 } catch (IOException e) {
@@ -363,33 +358,39 @@ public final class RestoreCommand {
         }
 
         /**
-         * The files an earlier, unfinished run into the same cluster loaded: the progress file's
-         * first line names the cluster, each further line a file. A file kept for another cluster is
-         * started over.
+         * The last key an earlier, unfinished run into the same cluster loaded, or null: the
+         * progress file's first line names the cluster, each further line is {@value #THROUGH}
+         * and the hexadecimal last key of a batch the cluster took. A file kept for another cluster
+         * is started over.
          */
-        private Set<String> finishedFiles(String cluster) throws Stop {
+        private byte[] loadedThrough(String cluster) throws Stop {
             String header = "cluster " + cluster;
             try {
                 if (Files.exists(progressFile)) {
                     List<String> lines = Files.readAllLines(progressFile, StandardCharsets.UTF_8);
                     if (!lines.isEmpty() && lines.get(0).equals(header)) {
-                        Set<String> finished = new HashSet<>(lines.subList(1, lines.size()));
-                        err.println("kvorum restore: " + progressFile + " lists " + finished.size()
-                                + " file(s) an earlier run loaded into " + cluster + "; skipping them");
-                        return finished;
+                        String last = lines.get(lines.size() - 1);
+                        if (last.startsWith(THROUGH)) {
+                            err.println("kvorum restore: " + progressFile + " says an earlier run loaded every key up to "
+                                    + "one into " + cluster + "; skipping those keys");
+                            return HexFormat.of().parseHex(last.substring(THROUGH.length()));
+                        }
+                        return null;
                     }
                     err.println("kvorum restore: " + progressFile + " is from a restore into another cluster; starting over");
                 }
                 Files.writeString(progressFile, header + "\n", StandardCharsets.UTF_8);
-                return Set.of();
-            } catch (IOException e) {
-                throw new Stop(EXIT_FAILED, "cannot use the progress file " + progressFile + ": " + e.getMessage());
+                return null;
+            } catch (IOException | IllegalArgumentException e) {
+                throw new Stop(EXIT_FAILED, "cannot use the progress file " + progressFile + ": " + e.getMessage()
+                        + " (delete it to load everything again)");
             }
         }
 
-        private void recordFinished(String name) throws Stop {
+        private void recordLoadedThrough(byte[] key) throws Stop {
             try {
-                Files.writeString(progressFile, name + "\n", StandardCharsets.UTF_8, StandardOpenOption.APPEND);
+                Files.writeString(progressFile, THROUGH + HexFormat.of().formatHex(key) + "\n", StandardCharsets.UTF_8,
+                        StandardOpenOption.APPEND);
             } catch (IOException e) {
                 throw new Stop(EXIT_FAILED, "cannot write the progress file " + progressFile + ": " + e.getMessage());
             }
@@ -457,8 +458,15 @@ public final class RestoreCommand {
             }
         }
 
-        void add(Entry e) throws IOException {
-            BackupFileWriter.writeEntry(data, e.key(), e.record());
+        byte[] lastKey;
+
+        void add(Entry e) {
+            try {
+                BackupFileWriter.writeEntry(data, e.key(), e.record());
+            } catch (IOException x) {
+                throw new IllegalStateException("a byte array takes every write", x);
+            }
+            lastKey = e.key();
             count++;
         }
 

@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -150,7 +151,8 @@ class RestoreCommandTest {
             }
             Run first = restore(dir, c);
             assertThat(first.exit()).as("stderr: %s", first.err()).isZero();
-            assertThat(first.lastOut()).isEqualTo(Long.toString(300 * 3 + 3 + 2 + 2 + 1));
+            assertThat(first.lastOut()).as("each key once: 300 keys, deleted, overwritten, expiring, expired")
+                    .isEqualTo(Long.toString(300 + 4));
             assertThat(Files.exists(dir.resolve(RestoreCommand.PROGRESS_FILE))).as("progress file left").isFalse();
             assertThat(read(c, "n1", "expiring")).contains("soon");
             assertThat(read(c, "n1", "expired")).isEmpty();
@@ -237,25 +239,29 @@ class RestoreCommandTest {
     }
 
     @Test
-    void aRerunSkipsTheFilesAnInterruptedRunFinished() throws Exception {
+    void aRerunSkipsTheKeysAnInterruptedRunLoaded() throws Exception {
         Map<String, Map<String, Record>> members = new LinkedHashMap<>();
-        Map<String, Record> first = new TreeMap<>();
-        for (int i = 0; i < 100; i++) {
+        TreeMap<String, Record> first = new TreeMap<>();
+        for (int i = 0; i < RestoreCommand.BATCH_RECORDS + 100; i++) {
             first.put("a" + i, value("n1", 10_000, "a" + i, Record.NEVER_EXPIRES));
         }
         members.put("n1", first);
-        // The second member's file holds a key no node takes (over 1024 bytes): the first run stops there.
+        // The second member's only key is longer than a node takes (over 1024 bytes) and sorts after
+        // every "a" key: the first batch is taken, the second (the last 100 "a" keys and it) refused.
         Map<String, Record> broken = new TreeMap<>();
         broken.put("b".repeat(2000), value("n2", 10_000, "too long a key", Record.NEVER_EXPIRES));
         members.put("n2", broken);
         Path dir = writeBackup("b", members, 0);
+        List<String> keys = new ArrayList<>(first.keySet());
+        String lastOfFirstBatch = keys.get(RestoreCommand.BATCH_RECORDS - 1);
         MiniCluster.runWithNewCluster(2, Map.of(), c -> {
             Run interrupted = restore(dir, c);
             assertThat(interrupted.exit()).as("stderr: %s", interrupted.err()).isEqualTo(RestoreCommand.EXIT_FAILED);
             assertThat(interrupted.err().get(interrupted.err().size() - 1)).contains("400");
             assertThat(Files.readAllLines(dir.resolve(RestoreCommand.PROGRESS_FILE)))
-                    .endsWith("n1/" + BackupFileWriter.fileName(0));
-            assertThat(read(c, "n2", "a7")).contains("a7");
+                    .endsWith(RestoreCommand.THROUGH + HexFormat.of().formatHex(lastOfFirstBatch.getBytes(UTF_8)));
+            assertThat(read(c, "n2", keys.get(0))).contains(keys.get(0));
+            assertThat(read(c, "n2", keys.get(keys.size() - 1))).as("in the refused batch").isEmpty();
 
             // The operator replaces the second member's folder with a good one and runs it again.
             Map<String, Record> fixed = new TreeMap<>();
@@ -270,8 +276,9 @@ class RestoreCommandTest {
             writeMember(dir, "n2", fixed, 0);
             Run resumed = restore(dir, c);
             assertThat(resumed.exit()).as("stderr: %s", resumed.err()).isZero();
-            assertThat(resumed.lastOut()).as("only the second member's records were loaded").isEqualTo("10");
+            assertThat(resumed.lastOut()).as("only the keys after the first batch were loaded").isEqualTo("110");
             assertThat(resumed.err()).anySatisfy(l -> assertThat(l).contains("skipping"));
+            assertThat(read(c, "n1", keys.get(keys.size() - 1))).contains(keys.get(keys.size() - 1));
             assertThat(read(c, "n1", "b3")).contains("b3");
             assertThat(Files.exists(dir.resolve(RestoreCommand.PROGRESS_FILE))).isFalse();
         });
