@@ -17,12 +17,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
@@ -34,10 +36,11 @@ import picocli.CommandLine.Spec;
  * {@code ./kvorum perf backup}: what a backup costs clients and how long a backup and a restore
  * take (docs/operations.md#backup-and-restore). Starts {@code --nodes} nodes (replication factor =
  * nodes) writing backups under the run folder, preloads {@code --keys} keys with Debian's wrk, and
- * times {@code POST /v0/backup} until every member's part is {@code done}. With {@code --rate}, a
- * wrk2 load on n1 is measured for {@code --load-duration} without a backup, then for as long again
- * from the backup's start. Then a new cluster of the same size is started and the backup is
- * loaded into it with {@code kvorum-node.jar restore}, timed, and a sample of keys is read back.
+ * times {@code POST /v0/backup} until every member's part is {@code done}, {@code --rounds} times
+ * one after the other. With {@code --rate}, a wrk2 load on n1 is measured in each round for
+ * {@code --load-duration} without a backup, then for as long again from the backup's start, and the
+ * report gives the medians of the two p99s over the rounds. Then a new cluster of the same size is
+ * started, the last backup is loaded into it with {@code kvorum-node.jar restore}, timed, and a sample of keys is read back.
  * Writes backup.md into the run folder; the backup itself is deleted unless {@code --keep-backup}.
  */
 @Command(name = "backup", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
@@ -60,6 +63,11 @@ final class BackupCommand implements Callable<Integer> {
     @Option(names = "--restore-rate", description = "Records a second the restore writes (default: the restore tool's own).")
     Integer restoreRate;
 
+    @Option(names = "--rounds", description = "Backups taken one after the other, each with the load measured without "
+            + "a backup and then beside it, so that the two are compared side by side; the restore loads the last "
+            + "(default ${DEFAULT-VALUE}).", defaultValue = "1")
+    int rounds;
+
     @Option(names = "--keep-backup", description = "Keep the backup's files in the run folder (they are as large as the data).")
     boolean keepBackup;
 
@@ -81,36 +89,34 @@ final class BackupCommand implements Callable<Integer> {
         List<String> options = new ArrayList<>(nodeOptions);
         options.add("--backup-dir=" + backups);
         StringBuilder md;
-        String id;
+        MeasuredLoad.Before before;
+        List<Round> done = new ArrayList<>();
         err.printf("starting %d node(s) from %s ...%n", measured.nodes, measured.jar);
         try (LocalCluster cluster = LocalCluster.start(measured.cluster(options, runDir.resolve("original")),
                 ClusterSecurity.none())) {
-            MeasuredLoad.Before before = measured.measureBefore(cluster, runDir, "without a backup", err);
+            before = measured.measureBefore(cluster, runDir, "without a backup", err);
             md = MeasuredLoad.reportHead("Kvorum perf backup", spec, loadBefore, before.preload());
-            CompletableFuture<WrkOutput> with = measured.startBeside(before, runDir, "backup-load");
-            long started = System.nanoTime();
-            id = startBackup(http, cluster.coordinator());
-            err.printf("backup %s started; waiting until every member's part is done ...%n", id);
-            JsonObject done = awaitDone(http, cluster.coordinator(), id);
-            double backupSeconds = MeasuredLoad.secondsSince(started);
-            long records = 0;
-            long bytes = 0;
-            for (var member : done.getAsJsonObject("members").entrySet()) {
-                records += member.getValue().getAsJsonObject().get("records").getAsLong();
-                bytes += member.getValue().getAsJsonObject().get("bytes").getAsLong();
-            }
-            err.printf("backup %s done after %.1f s: %,d records, %,d bytes%n", id, backupSeconds, records, bytes);
-            md.append("| cluster | backup | records (every member's) | bytes | records/s |\n|---|---|---|---|---|\n");
-            md.append(String.format(Locale.ROOT, "| %d members, %,d keys of %d bytes (RF %d) | %.1f s | %,d | %,d | %,.0f |%n%n",
-                    measured.nodes, measured.keys, measured.valueBytes, measured.nodes, backupSeconds, records, bytes,
-                    records / backupSeconds));
-            if (with != null) {
-                long window = measured.loadDuration.toSeconds();
-                md.append(measured.loadSection(before, "without a backup", with.get(), String.format(Locale.ROOT,
-                        "the first %d s from the backup's start%s", window, backupSeconds < window
-                                ? String.format(Locale.ROOT, " (it ran %.1f s of them)", backupSeconds) : ""))).append('\n');
+            for (int r = 1; r <= rounds; r++) {
+                WrkOutput without = before.output();
+                if (r > 1 && before.load() != null) {
+                    err.printf("round %d: measuring %d s without a backup ...%n", r, measured.loadDuration.toSeconds());
+                    without = measured.measureAgain(before, runDir, "load-before-" + r + ".txt");
+                }
+                done.add(backUp(http, cluster.coordinator(), before, runDir, r, without, err));
             }
         }
+        md.append("| round | backup | records (every member's) | bytes | records/s |\n|---|---|---|---|---|\n");
+        for (Round round : done) {
+            md.append(String.format(Locale.ROOT, "| %d | %.1f s | %,d | %,d | %,.0f |%n", round.number, round.seconds,
+                    round.records, round.bytes, round.records / round.seconds));
+        }
+        md.append(String.format(Locale.ROOT, "%n%d members, %,d keys of %d bytes (RF %d); the backup's pace is the "
+                + "anti-entropy pace (--anti-entropy-rate, --anti-entropy-bandwidth).%n%n", measured.nodes, measured.keys,
+                measured.valueBytes, measured.nodes));
+        if (done.get(0).without != null) {
+            md.append(loadReport(before, done)).append('\n');
+        }
+        String id = done.get(done.size() - 1).id;
         restore(http, runDir, backups.resolve(id), md, err);
         Files.writeString(runDir.resolve("backup.md"), md.toString(), StandardCharsets.UTF_8);
         if (!keepBackup) {
@@ -120,8 +126,66 @@ final class BackupCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** One backup taken: its time and size, and the load measured before it and beside it (null without --rate). */
+    private record Round(int number, String id, double seconds, long records, long bytes, WrkOutput without, WrkOutput with) {
+    }
+
+    /** Takes one backup with the load beside it, and waits until both are done. */
+    private Round backUp(HttpClient http, URI coordinator, MeasuredLoad.Before before, Path runDir, int number,
+            WrkOutput without, PrintStream err) throws IOException, InterruptedException, ExecutionException {
+        CompletableFuture<WrkOutput> with = measured.startBeside(before, runDir, "backup-load",
+                number == 1 ? "load-during.txt" : "load-during-" + number + ".txt");
+        long started = System.nanoTime();
+        String id = startBackup(http, coordinator);
+        err.printf("round %d: backup %s started; waiting until every member's part is done ...%n", number, id);
+        JsonObject state = awaitDone(http, coordinator, id);
+        double seconds = MeasuredLoad.secondsSince(started);
+        long records = 0;
+        long bytes = 0;
+        for (var member : state.getAsJsonObject("members").entrySet()) {
+            records += member.getValue().getAsJsonObject().get("records").getAsLong();
+            bytes += member.getValue().getAsJsonObject().get("bytes").getAsLong();
+        }
+        err.printf("round %d: backup %s done after %.1f s: %,d records, %,d bytes%n", number, id, seconds, records, bytes);
+        return new Round(number, id, seconds, records, bytes, without, with == null ? null : with.get());
+    }
+
+    /** The load table, a row without and a row beside the backup per round, then the medians of their p99s. */
+    private String loadReport(MeasuredLoad.Before before, List<Round> done) {
+        long window = measured.loadDuration.toSeconds();
+        List<String> rows = new ArrayList<>();
+        double[] p99Without = new double[done.size()];
+        double[] p99With = new double[done.size()];
+        for (int i = 0; i < done.size(); i++) {
+            Round round = done.get(i);
+            String prefix = done.size() == 1 ? "" : "round " + round.number + ": ";
+            rows.add(MeasuredLoad.row(prefix + "without a backup", round.without));
+            rows.add(MeasuredLoad.row(String.format(Locale.ROOT, "%sthe first %d s from the backup's start%s", prefix, window,
+                    round.seconds < window ? String.format(Locale.ROOT, " (it ran %.1f s of them)", round.seconds) : ""),
+                    round.with));
+            p99Without[i] = round.without.latencyAt(99).orElse(Double.NaN);
+            p99With[i] = round.with.latencyAt(99).orElse(Double.NaN);
+        }
+        String section = measured.loadSection(before, rows);
+        double medianWithout = median(p99Without);
+        double medianWith = median(p99With);
+        return section + String.format(Locale.ROOT, "%nMedian p99 over %d round(s): %.2f ms without a backup, %.2f ms beside "
+                + "it, %.2fx.%n", done.size(), medianWithout, medianWith, medianWith / medianWithout);
+    }
+
+    /** The median of {@code values}: the middle one, or the mean of the two middle ones. */
+    static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int mid = sorted.length / 2;
+        return sorted.length % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+    }
+
     /** What is wrong with the options, or empty; checked before anything starts. */
     Optional<String> problem() {
+        if (rounds < 1) {
+            return Optional.of("--rounds must be at least 1, got " + rounds);
+        }
         if (restoreRate != null && restoreRate < 1) {
             return Optional.of("--restore-rate must be positive, got " + restoreRate);
         }

@@ -132,6 +132,11 @@ final class MeasuredLoad {
      * completes when it has run {@code --load-duration}. Null without {@code --rate}.
      */
     CompletableFuture<WrkOutput> startBeside(Before before, Path runDir, String threadName) {
+        return startBeside(before, runDir, threadName, "load-during.txt");
+    }
+
+    /** {@link #startBeside(Before, Path, String)}, wrk2's output kept in {@code outputFile} of the run folder. */
+    CompletableFuture<WrkOutput> startBeside(Before before, Path runDir, String threadName, String outputFile) {
         if (before.load() == null) {
             return null;
         }
@@ -139,7 +144,7 @@ final class MeasuredLoad {
         LoadRunner runner = new LoadRunner(wrk2.get());
         Thread t = new Thread(() -> {
             try {
-                result.complete(runner.run(before.load(), runDir.resolve("load-during.txt")));
+                result.complete(runner.run(before.load(), runDir.resolve(outputFile)));
             } catch (IOException | InterruptedException | RuntimeException e) {
                 result.completeExceptionally(e);
             }
@@ -149,15 +154,29 @@ final class MeasuredLoad {
         return result;
     }
 
+    /**
+     * Measures the load of {@code before} once more for {@code --load-duration}, with nothing else
+     * started, wrk2's output kept in {@code outputFile} of the run folder.
+     */
+    WrkOutput measureAgain(Before before, Path runDir, String outputFile) throws IOException, InterruptedException {
+        return new LoadRunner(wrk2.get()).run(before.load(), runDir.resolve(outputFile));
+    }
+
     /** The report's part on the client load: its command line, then a row before and one beside the operation. */
     String loadSection(Before before, String beforeRow, WrkOutput beside, String besideRow) {
+        return loadSection(before, List.of(row(beforeRow, before.output()), row(besideRow, beside)));
+    }
+
+    /** The report's part on the client load: its command line, then the given table rows ({@link #row}). */
+    String loadSection(Before before, List<String> rows) {
         return String.format(Locale.ROOT, "Client load on n1, `%s`%s:%n%n", before.load().shellLine(wrk2.get()),
                 warmup.isZero() ? ", from the end of the preload"
                         : String.format(Locale.ROOT, ", after %d s of it not recorded (--warmup)", warmup.toSeconds()))
-                + LOAD_TABLE_HEAD + row(beforeRow, before.output()) + "\n" + row(besideRow, beside) + "\n";
+                + LOAD_TABLE_HEAD + String.join("\n", rows) + "\n";
     }
 
-    private static String row(String when, WrkOutput w) {
+    /** One row of the load table: what ran beside the load ({@code when}), and wrk2's figures. */
+    static String row(String when, WrkOutput w) {
         return String.format(Locale.ROOT, "| %s | %,.0f | %s | %s | %s | %.2f ms | %d |", when, w.requestsPerSec(),
                 ms(w, 50), ms(w, 99), ms(w, 99.9), w.maxMs(), w.errors());
     }

@@ -90,8 +90,12 @@ class PerfCliTest {
         Outcome window = execute("backup", "--rate", "1000", "--load-duration=0s", "--out", tmp.resolve("window").toString());
         assertThat(window.exitCode()).isEqualTo(2);
         assertThat(window.err()).contains("--load-duration must be positive");
+        Outcome rounds = execute("backup", "--rounds", "0", "--out", tmp.resolve("rounds").toString());
+        assertThat(rounds.exitCode()).isEqualTo(2);
+        assertThat(rounds.err()).contains("--rounds must be at least 1, got 0");
         assertThat(tmp.resolve("no-load")).doesNotExist();
         assertThat(tmp.resolve("restore-rate")).doesNotExist();
+        assertThat(tmp.resolve("rounds")).doesNotExist();
     }
 
     @Test
