@@ -2,6 +2,7 @@ package io.kvorum.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.gson.JsonParser;
 import io.kvorum.client.TrustedCa;
 import io.kvorum.testkit.Await;
 import io.kvorum.testkit.KvorumCerts;
@@ -253,6 +254,7 @@ class DeploymentIT {
                 assertThat(send(ports[i % 3], "PUT", "/v0/entity?id=" + key, "v" + i).statusCode()).isEqualTo(201);
                 written.put(key, "v" + i);
             }
+            runTheBackupCronJobsCommand(tokens, certs.resolve("ca.pem"), ports[2]);
 
             compose(compose, env, "--profile", "grow", "up", "-d", "n4");
             Await.until("n4 normal in n1's membership", START_BOUND, () -> "normal".equals(stateOf(ports[0], "n4")));
@@ -278,6 +280,61 @@ class DeploymentIT {
                 System.err.println("[kvorum-it] docker-compose down failed: " + down.output());
             }
             deleteRecursively(secrets);
+        }
+    }
+
+    /**
+     * The shell command of the CronJob {@code kvorum-backup} of the Kubernetes manifests, run here with
+     * this machine's sh, awk and curl against the Compose cluster: its Secret paths pointed at the
+     * test's token file and CA, the client Service at a node's port. It must start a backup (202,
+     * the id on stdout), and the backup must complete on the nodes' backup volume.
+     */
+    private void runTheBackupCronJobsCommand(Path tokens, Path ca, int port) throws Exception {
+        Map<String, Object> cronJob = null;
+        for (Path manifest : manifests()) {
+            try (var in = Files.newBufferedReader(manifest)) {
+                for (Object document : new Yaml().loadAll(in)) {
+                    Map<String, Object> resource = document == null ? Map.of() : map(document, manifest.toString());
+                    if ("CronJob".equals(resource.get("kind")) && "kvorum-backup".equals(at(resource, "metadata").get("name"))) {
+                        cronJob = resource;
+                    }
+                }
+            }
+        }
+        assertThat(cronJob).as("the CronJob kvorum-backup in " + DEPLOY.resolve("k8s")).isNotNull();
+        Map<String, Object> container = list(at(cronJob, "spec", "jobTemplate", "spec", "template", "spec"), "containers").get(0);
+        assertThat(container.get("command")).isEqualTo(List.of("/bin/sh", "-c"));
+        String script = (String) ((List<?>) container.get("args")).get(0);
+        Path header = Files.createTempFile("kvorum-cronjob-auth", "");
+        try {
+            String here = script.replace("/etc/kvorum/auth/tokens", tokens.toAbsolutePath().toString())
+                    .replace("/etc/kvorum/tls/ca.pem", ca.toAbsolutePath().toString())
+                    .replace("/tmp/auth", header.toString())
+                    .replace("https://kvorum-client:8080", "https://127.0.0.1:" + port);
+            assertThat(here).as("every path of the pod was replaced").doesNotContain("/etc/kvorum", "kvorum-client");
+            Result r = run(List.of("sh", "-c", here), Map.of(), Duration.ofSeconds(60));
+            assertThat(r.exit()).as("the CronJob's command: " + r.output()).isZero();
+            String id = JsonParser.parseString(r.output()).getAsJsonObject().get("id").getAsString();
+            Await.until("backup " + id + " done", START_BOUND, () -> {
+                String state = backupState(port, id);
+                assertThat(state).as("backup %s", id).isNotEqualTo("failed");
+                return state.equals("done");
+            });
+        } finally {
+            Files.deleteIfExists(header);
+        }
+    }
+
+    private String backupState(int port, String id) {
+        try {
+            HttpResponse<String> r = send(port, "GET", "/v0/backup/" + id, null);
+            assertThat(r.statusCode()).as("GET /v0/backup/%s: %s", id, r.body()).isEqualTo(200);
+            return JsonParser.parseString(r.body()).getAsJsonObject().get("state").getAsString();
+        } catch (IOException e) {
+            return "unreachable: " + e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
         }
     }
 
