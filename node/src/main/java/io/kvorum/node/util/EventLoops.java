@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The node's network threads: one acceptor and {@code threads} I/O event loops (epoll where the
- * kernel has it), shared by the HTTP gateway, the gRPC server and the gRPC channels to peers.
+ * kernel has it), shared by the HTTP gateway, the gRPC server and the gRPC channels to peers, and
+ * one loop for the connections that carry this node's heartbeats ({@link #liveness}).
  *
  * <p>Why shared: a replicated request crosses HTTP and gRPC several times. With a group of loops
  * each (HTTP, gRPC server, gRPC client: ten threads on two cores) every crossing woke another
@@ -28,11 +29,13 @@ public final class EventLoops implements AutoCloseable {
     private final boolean epoll;
     private final EventLoopGroup acceptor;
     private final EventLoopGroup io;
+    private final EventLoopGroup liveness;
 
-    private EventLoops(boolean epoll, EventLoopGroup acceptor, EventLoopGroup io) {
+    private EventLoops(boolean epoll, EventLoopGroup acceptor, EventLoopGroup io, EventLoopGroup liveness) {
         this.epoll = epoll;
         this.acceptor = acceptor;
         this.io = io;
+        this.liveness = liveness;
     }
 
     /** @param threads I/O event loops; 0 means one per core */
@@ -41,9 +44,11 @@ public final class EventLoops implements AutoCloseable {
         boolean epoll = Epoll.isAvailable();
         return epoll
                 ? new EventLoops(true, new EpollEventLoopGroup(1, new NamedThreadFactory("net-accept")),
-                        new EpollEventLoopGroup(n, new NamedThreadFactory("net-io")))
+                        new EpollEventLoopGroup(n, new NamedThreadFactory("net-io")),
+                        new EpollEventLoopGroup(1, new NamedThreadFactory("net-liveness")))
                 : new EventLoops(false, new NioEventLoopGroup(1, new NamedThreadFactory("net-accept")),
-                        new NioEventLoopGroup(n, new NamedThreadFactory("net-io")));
+                        new NioEventLoopGroup(n, new NamedThreadFactory("net-io")),
+                        new NioEventLoopGroup(1, new NamedThreadFactory("net-liveness")));
     }
 
     /** Accepts connections of the node's listening sockets. */
@@ -54,6 +59,15 @@ public final class EventLoops implements AutoCloseable {
     /** Reads and writes every connection. */
     public EventLoopGroup io() {
         return io;
+    }
+
+    /**
+     * Runs the connections this node opens for its heartbeats alone: a heartbeat's answer is read
+     * here, not behind the data traffic of the shared {@link #io} loops (which serve the HTTP
+     * gateway too). Pings are a few small messages a second, so one thread does.
+     */
+    public EventLoopGroup liveness() {
+        return liveness;
     }
 
     public Class<? extends ServerChannel> serverChannel() {
@@ -67,7 +81,9 @@ public final class EventLoops implements AutoCloseable {
     /** Stops the loops, after whatever used them has closed its channels. */
     @Override
     public void close() throws InterruptedException {
+        var livenessStopped = liveness.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         io.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(2, TimeUnit.SECONDS);
+        livenessStopped.await(2, TimeUnit.SECONDS);
         acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(2, TimeUnit.SECONDS);
     }
 }

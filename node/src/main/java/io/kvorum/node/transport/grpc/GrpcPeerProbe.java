@@ -14,17 +14,21 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@link PeerProbe} over {@code Liveness.Ping} on the channel the node keeps to the peer.
+ * {@link PeerProbe} over {@code Liveness.Ping}. Heartbeats go over {@code heartbeats}, a channel
+ * of their own (why: {@code GrpcTransport#heartbeatChannel}); reconnections and announcements go
+ * over {@code peer}, the channel the data traffic uses, since what they establish is that this
+ * channel is connected and requests can flow.
  *
  * <p>How each kind meets gRPC's connection handling: a channel whose connection failed stays in
  * {@code TRANSIENT_FAILURE} through its reconnect backoff (which grows to minutes) and fails every
  * call at once meanwhile, even when the peer is back. So {@link Kind#RECONNECT} resets the backoff
- * (an attempt starts now) and waits for the connection ({@code waitForReady}) within the deadline;
- * {@link Kind#HEARTBEAT} and {@link Kind#ANNOUNCE} do not wait, so a connection refused is seen at
- * once. An announcement's deadline is twice the ping timeout, as the peer reaches back before it
- * answers.
+ * of both channels (an attempt starts now) and waits for the data connection ({@code waitForReady})
+ * within the deadline; {@link Kind#HEARTBEAT} and {@link Kind#ANNOUNCE} do not wait, so a
+ * connection refused is seen at once, except that a heartbeat whose channel is still in backoff
+ * while the peer is up (its data connection answered) reconnects it and waits. An announcement's
+ * deadline is twice the ping timeout, as the peer reaches back before it answers.
  */
-record GrpcPeerProbe(PeerChannel peer, Duration timeout) implements PeerProbe {
+record GrpcPeerProbe(PeerChannel peer, PeerChannel heartbeats, Duration timeout) implements PeerProbe {
 
     @Override
     public String nodeId() {
@@ -34,10 +38,15 @@ record GrpcPeerProbe(PeerChannel peer, Duration timeout) implements PeerProbe {
     @Override
     public CompletableFuture<Pong> ping(Kind kind, String incarnation) {
         long deadlineMillis = kind == Kind.ANNOUNCE ? 2 * timeout.toMillis() : timeout.toMillis();
-        LivenessGrpc.LivenessStub call = LivenessGrpc.newStub(peer.channel())
+        PeerChannel via = kind == Kind.HEARTBEAT ? heartbeats : peer;
+        LivenessGrpc.LivenessStub call = LivenessGrpc.newStub(via.channel())
                 .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS);
         if (kind == Kind.RECONNECT) {
             peer.connectNow();
+            heartbeats.connectNow();
+            call = call.withWaitForReady();
+        } else if (kind == Kind.HEARTBEAT && via.channel().getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
+            via.connectNow();
             call = call.withWaitForReady();
         }
         PingRequest request = PingRequest.newBuilder()
@@ -54,7 +63,7 @@ record GrpcPeerProbe(PeerChannel peer, Duration timeout) implements PeerProbe {
 
             @Override
             public void onError(Throwable t) {
-                answered.completeExceptionally(failure(Status.fromThrowable(t)));
+                answered.completeExceptionally(failure(via, Status.fromThrowable(t)));
             }
 
             @Override
@@ -65,10 +74,10 @@ record GrpcPeerProbe(PeerChannel peer, Duration timeout) implements PeerProbe {
         return answered;
     }
 
-    private ReplicaUnavailableException failure(Status status) {
+    private ReplicaUnavailableException failure(PeerChannel via, Status status) {
         Reason reason = switch (status.getCode()) {
             // Waiting for a connection that never came is a failed connection, not a slow peer.
-            case DEADLINE_EXCEEDED -> peer.channel().getState(false) == ConnectivityState.TRANSIENT_FAILURE
+            case DEADLINE_EXCEEDED -> via.channel().getState(false) == ConnectivityState.TRANSIENT_FAILURE
                     ? Reason.UNREACHABLE : Reason.TIMED_OUT;
             case UNAVAILABLE, PERMISSION_DENIED -> Reason.UNREACHABLE;
             default -> Reason.FAILED;

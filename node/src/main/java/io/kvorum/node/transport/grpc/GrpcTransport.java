@@ -22,10 +22,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * The production {@link PeerTransport}: a gRPC server that serves this node's replica, range
  * scans, anti-entropy and liveness pings to its peers, and per peer one channel shared by a
- * {@link GrpcPeerReplica}, a {@link GrpcRangeSource}, a {@link GrpcAntiEntropyPeer} and a
- * {@link GrpcPeerProbe}, a {@link GrpcMembershipPeer} and a {@link GrpcBackupPeer}. A channel starts connecting when its
- * peer is {@link #connect connected}. Its limits and
- * deadlines are {@link Tuning.Grpc}.
+ * {@link GrpcPeerReplica}, a {@link GrpcRangeSource}, a {@link GrpcAntiEntropyPeer}, a
+ * {@link GrpcMembershipPeer}, a {@link GrpcBackupPeer} and the reconnections of a
+ * {@link GrpcPeerProbe}, plus one channel for that probe's heartbeats alone
+ * ({@link #heartbeatChannel}). A channel starts connecting when its peer is
+ * {@link #connect connected}. Its limits and deadlines are {@link Tuning.Grpc}.
  */
 public final class GrpcTransport implements PeerTransport {
 
@@ -45,11 +46,18 @@ public final class GrpcTransport implements PeerTransport {
     private LiveTls tls;
     private final Map<String, Connected> peers = new ConcurrentHashMap<>();
 
-    /** One peer's channel and the replica client that owns its stream. */
-    private record Connected(ManagedChannel channel, GrpcPeerReplica replica) {
+    /** One peer's channels (data, heartbeats) and the replica client that owns its stream. */
+    private record Connected(ManagedChannel channel, ManagedChannel heartbeatChannel, GrpcPeerReplica replica) {
         void close() {
             replica.close();
             channel.shutdownNow();
+            heartbeatChannel.shutdownNow();
+        }
+
+        /** Fails the replica calls still waiting and closes the heartbeat channel (the replica closes its own). */
+        void closeForStop() {
+            replica.close();
+            heartbeatChannel.shutdownNow();
         }
     }
 
@@ -127,19 +135,51 @@ public final class GrpcTransport implements PeerTransport {
                 .keepAliveTimeout(5, TimeUnit.SECONDS)
                 .build();
         channel.getState(true); // connect now, not on the first request
+        ManagedChannel heartbeatChannel = heartbeatChannel(m);
         PeerChannel peer = new PeerChannel(m.id(), config.self().id(), identity, channel);
         GrpcPeerReplica replica = new GrpcPeerReplica(peer, deadlines, config.requestTimeout(),
                 tuning.maxInFlightPerPeer(), Math.max(tuning.maxInFlightBytesPerPeer(), 4L * maxMessage));
-        Connected previous = peers.put(m.id(), new Connected(channel, replica));
+        Connected previous = peers.put(m.id(), new Connected(channel, heartbeatChannel, replica));
         if (previous != null) {
             previous.close();
         }
         return new Peer(m.id(), replica, new GrpcRangeSource(peer, scheduler, config.requestTimeout()),
                 new GrpcAntiEntropyPeer(peer, tuning.antiEntropyRoundDeadline()),
-                new GrpcPeerProbe(peer, tuning.pingTimeout()),
+                new GrpcPeerProbe(peer, new PeerChannel(m.id(), config.self().id(), identity, heartbeatChannel),
+                        tuning.pingTimeout()),
                 new GrpcMembershipPeer(peer, config.tuning().changes().proposalTimeout(),
                         config.tuning().changes().changeDeadline()),
                 new GrpcBackupPeer(peer, config.tuning().changes().proposalTimeout()));
+    }
+
+    /**
+     * The channel that carries heartbeats to a peer, and nothing else. On the data channel a
+     * heartbeat queued behind the data traffic, and under load it missed its deadline while the
+     * peer was answering requests:
+     * <ul>
+     *   <li>on the wire, behind the replication stream's messages: in the channel's outbound
+     *       buffer and the socket (one TCP connection delivers in order), and behind HTTP/2's
+     *       connection flow-control window, which messages the peer has received but not yet
+     *       consumed keep closed (its replica service reads a stream only as fast as its storage
+     *       takes requests);</li>
+     *   <li>on this node, on the shared I/O loops, which read the data connections' answers and
+     *       run the HTTP gateway: a heartbeat's answer was read when the loop came to it.</li>
+     * </ul>
+     * Its own connection, served by its own loop ({@link EventLoops#liveness}), avoids both. On
+     * the peer, that connection is read by one of its shared loops, which answers the ping at once
+     * ({@code LivenessService}, direct executor): only that loop's current pass is in the way, no
+     * storage queue and no flow-control window. It needs no keepalive: heartbeats use it every
+     * second, and a failed one is reconnected by the next {@code RECONNECT} ping.
+     */
+    private ManagedChannel heartbeatChannel(ClusterMember m) {
+        ManagedChannel channel = NettyChannelBuilder.forAddress(m.host(), m.grpcPort(), GrpcTls.client(tls, m.id()))
+                .eventLoopGroup(loops.liveness())
+                .channelType(loops.clientChannel())
+                .directExecutor() // an answer only records the peer's liveness, briefly
+                .intercept(new NotAMemberRefusals(m.id(), membership))
+                .build();
+        channel.getState(true);
+        return channel;
     }
 
     @Override
@@ -167,7 +207,7 @@ public final class GrpcTransport implements PeerTransport {
                 server.awaitTermination(1, TimeUnit.SECONDS);
             }
         }
-        peers.values().forEach(c -> c.replica().close());
+        peers.values().forEach(Connected::closeForStop);
     }
 
     /**
@@ -179,7 +219,7 @@ public final class GrpcTransport implements PeerTransport {
         if (server != null) {
             server.shutdownNow();
         }
-        peers.values().forEach(c -> c.replica().close());
+        peers.values().forEach(Connected::closeForStop);
         try {
             if (server != null) {
                 server.awaitTermination(1, TimeUnit.SECONDS);
