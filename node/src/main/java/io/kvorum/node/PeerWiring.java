@@ -20,6 +20,8 @@ import io.kvorum.node.liveness.ClockOffsets;
 import io.kvorum.node.liveness.GuardedReplica;
 import io.kvorum.node.liveness.Heartbeats;
 import io.kvorum.node.liveness.Incarnations;
+import io.kvorum.node.liveness.ObservedAntiEntropyPeer;
+import io.kvorum.node.liveness.ObservedRangeSource;
 import io.kvorum.node.liveness.PeerLiveness;
 import io.kvorum.node.metrics.NodeMetrics;
 import io.kvorum.node.storage.DamagedStoreException;
@@ -118,9 +120,11 @@ final class PeerWiring {
             throws StartupException {
         Tuning tuning = config.tuning();
         String selfId = config.self().id();
-        PeerLiveness liveness = new PeerLiveness(List.of(), clock, tuning.liveness().missesToDown());
-        // A reading counts for ten heartbeats: a peer that stopped answering soon counts for nothing.
         Duration heartbeatInterval = tuning.liveness().heartbeatInterval();
+        PeerLiveness liveness = new PeerLiveness(List.of(), clock, new PeerLiveness.Detection(
+                config.phiConvictThreshold(), heartbeatInterval, tuning.liveness().acceptablePause(),
+                tuning.liveness().minStdDeviation()));
+        // A reading counts for ten heartbeats: a peer that stopped answering soon counts for nothing.
         ClockOffsets clockOffsets = new ClockOffsets(clock, config.maxClockOffset(),
                 heartbeatInterval.multipliedBy(10));
         metrics.bindClockWritesRefused(() -> clockOffsets.writeRefusal() != null);
@@ -169,9 +173,15 @@ final class PeerWiring {
                 public void peerUp(String peer) {
                 }
 
+                /** Only a failed connection: a suspected peer's stream may still carry its answers. */
                 @Override
                 public void peerDown(String peer) {
                     transport.abandonStream(peer);
+                }
+
+                @Override
+                public void peerSuspected(String peer) {
+                    metrics.peerSuspected(peer);
                 }
             });
             Map<String, Replica> peerReplicas = new ConcurrentHashMap<>();
@@ -238,6 +248,7 @@ final class PeerWiring {
         liveness.addPeer(m.id());
         // Read at every scrape, until the member is removed (disconnect forgets it).
         metrics.bindPeerUp(m.id(), () -> liveness.isUp(m.id()));
+        metrics.bindPeerPhi(m.id(), () -> liveness.phi(m.id()));
         metrics.bindClockOffset(m.id(), () -> {
             ClockOffsets.Offset o = clockOffsets.offset(m.id());
             return o == null ? Double.NaN : o.millis() / 1000.0;
@@ -246,8 +257,8 @@ final class PeerWiring {
             metrics.bindHintsPending(m.id(), () -> hintStore.pending(m.id()));
         }
         Replica guarded = new GuardedReplica(peer.replica(), liveness, heartbeats);
-        ranges.put(m.id(), peer.range());
-        antiEntropyPeers.put(m.id(), peer.antiEntropy());
+        ranges.put(m.id(), new ObservedRangeSource(m.id(), peer.range(), liveness));
+        antiEntropyPeers.put(m.id(), new ObservedAntiEntropyPeer(peer.antiEntropy(), liveness));
         membershipPeers.put(m.id(), peer.membership());
         backupParticipants.put(m.id(), peer.backup());
         peerReplicas.put(m.id(), guarded);

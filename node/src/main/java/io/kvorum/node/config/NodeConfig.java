@@ -53,6 +53,7 @@ public record NodeConfig(
         long hintMaxBytesPerPeer,
         Duration hintMaxAge,
         Duration maxClockOffset,
+        double phiConvictThreshold,
         Security security,
         Tuning tuning,
         Set<NodeOption> given) {
@@ -75,21 +76,21 @@ public record NodeConfig(
     public NodeConfig withBackupDir(Path other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, other, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, warmUpRequests, purgeInterval,
-                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, security, tuning, given);
+                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, phiConvictThreshold, security, tuning, given);
     }
 
     /** This configuration with other internal tuning (tests). */
     public NodeConfig withTuning(Tuning other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, backupDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, warmUpRequests, purgeInterval,
-                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, security, other, given);
+                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, phiConvictThreshold, security, other, given);
     }
 
     /** This configuration with other security settings (tests). */
     public NodeConfig withSecurity(Security other) {
         return new NodeConfig(clusterName, clusterIdentity, topology, self, dataDir, backupDir, bindAddress, replicationFactor, fsync, join, antiEntropyInterval,
                 antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue, storageReaders, maxConnections, httpThreads, warmUpRequests, purgeInterval,
-                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, other, tuning, given);
+                tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset, phiConvictThreshold, other, tuning, given);
     }
 
     /**
@@ -111,7 +112,7 @@ public record NodeConfig(
                 bindAddress.equals(self.host()) ? own.host() : bindAddress, m.replicationFactor(), fsync, join,
                 antiEntropyInterval, antiEntropyRate, antiEntropyBandwidth, requestTimeout, maxValueBytes, minFreeDisk, storageQueue,
                 storageReaders, maxConnections, httpThreads, warmUpRequests, purgeInterval, tombstoneGrace, hintMaxBytesPerPeer, hintMaxAge, maxClockOffset,
-                security, tuning, given);
+                phiConvictThreshold, security, tuning, given);
     }
 
     /** The membership {@code --cluster} seeds on a node's first start. */
@@ -253,6 +254,7 @@ public record NodeConfig(
                     longIn(NodeOption.HINT_MAX_BYTES_PER_PEER, 0, Long.MAX_VALUE),
                     hintMaxAge,
                     millis(NodeOption.MAX_CLOCK_OFFSET, 0),
+                    positiveDouble(NodeOption.PHI_CONVICT_THRESHOLD),
                     security(),
                     Tuning.DEFAULTS,
                     Set.copyOf(given));
@@ -343,6 +345,21 @@ public record NodeConfig(
                 throw new ConfigException(name(o) + " must be at least " + min + " ms, got " + v);
             }
             return Duration.ofMillis(v);
+        }
+
+        /** A number above 0 and finite, decimals allowed. */
+        private double positiveDouble(NodeOption o) throws ConfigException {
+            String s = raw.get(o);
+            double v;
+            try {
+                v = Double.parseDouble(s.trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigException(name(o) + " expects a number, got '" + s + "'");
+            }
+            if (!(v > 0) || Double.isInfinite(v)) {
+                throw new ConfigException(name(o) + " must be a number above 0, got " + s.trim());
+            }
+            return v;
         }
 
         private long longValue(NodeOption o) throws ConfigException {

@@ -76,6 +76,10 @@ public enum NodeOption {
     MAX_CLOCK_OFFSET("max-clock-offset", "MS", "500",
             "Most a node's wall clock may differ from most of its peers' (measured by heartbeats) while it stamps writes; "
                     + "beyond it the node answers writes 503, as their timestamps would misorder them; 0 turns the check off."),
+    PHI_CONVICT_THRESHOLD("phi-convict-threshold", "PHI", "8",
+            "How sure a node must be that a silent peer is down before it suspects it (phi accrual, as in Cassandra): "
+                    + "phi is -log10 of the chance that the peer is merely late, from the rhythm of its answers so far. "
+                    + "Lower suspects sooner, higher tolerates longer pauses; above 0. A suspected peer is still sent requests."),
     TLS_CERT("tls-cert", "FILE", null,
             "PEM certificate of this node, for HTTPS and mutual TLS between nodes; needs --tls-key and --tls-ca. "
                     + "The three files are re-read when they change. Default: none (plain HTTP and gRPC)."),

@@ -61,11 +61,17 @@ public record Tuning(
     }
 
     /**
-     * @param heartbeatInterval how often each peer is pinged; with {@code missesToDown}, a frozen
-     *                          peer is down within about 3 s
-     * @param missesToDown      missed heartbeats after which a peer is down
+     * How peers are watched; with {@code --phi-convict-threshold} 8, a frozen peer that answered
+     * every heartbeat in about the same time is suspected about 3 s after its last answer
+     * ({@code heartbeatInterval + acceptablePause + 5.2 * minStdDeviation}), well within the 5 s of
+     * docs/operations.md#how-peers-notice-each-other; one whose answers came irregularly, later.
+     *
+     * @param heartbeatInterval how often each peer is pinged
+     * @param acceptablePause   added to the mean interval between a peer's heartbeat answers before
+     *                          phi is computed: one lost heartbeat alone is not suspicious
+     * @param minStdDeviation   the least deviation of those intervals the detector assumes
      */
-    public record Liveness(Duration heartbeatInterval, int missesToDown) {
+    public record Liveness(Duration heartbeatInterval, Duration acceptablePause, Duration minStdDeviation) {
     }
 
     /**
@@ -109,7 +115,7 @@ public record Tuning(
             256 * 1024,
             Duration.ofSeconds(60),
             new Hints(Duration.ofMillis(250), 64, 4L << 20, memoryShare(64L << 20, 16)),
-            new Liveness(Duration.ofSeconds(1), 2),
+            new Liveness(Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofMillis(200)),
             new Grpc(64 * 1024, 8192, memoryShare(256L << 20, 8), memoryShare(256L << 20, 8), 32 * 1024,
                     Duration.ofHours(1), Duration.ofSeconds(1), 64, Duration.ofMinutes(1)),
             new Changes(Duration.ofSeconds(3), Duration.ofSeconds(15), 20_000, Duration.ofSeconds(1)));

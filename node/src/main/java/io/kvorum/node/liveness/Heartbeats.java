@@ -32,11 +32,17 @@ import java.util.concurrent.TimeUnit;
  * <p>Clocks: every answer carries the peer's wall clock, from which {@link ClockOffsets} measures how
  * far the peer's clock is from this node's; this node's answers carry its own.
  *
+ * <p>Suspicion: a heartbeat with no answer in time is reported {@link PeerLiveness#missed}, and
+ * {@link PeerLiveness#checkSuspicions} runs four times per interval; whether a silent peer is
+ * suspected is {@link PeerLiveness}'s decision (phi accrual), not a count of misses.
+ *
  * <p>Threading: ticks run on the given scheduler; ping outcomes are recorded on whatever thread
  * the transport completes them. Lifecycle: {@link #start} once the probes exist; {@link #close}
  * stops the ticks (pings in flight end by their own deadlines).
  */
 public final class Heartbeats implements PingListener, AutoCloseable {
+
+    private static final int SUSPICION_CHECKS_PER_INTERVAL = 4;
 
     private final PeerLiveness liveness;
     private final ClockOffsets clockOffsets;
@@ -47,6 +53,7 @@ public final class Heartbeats implements PingListener, AutoCloseable {
     private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
     private final Map<String, PeerProbe> probes = new ConcurrentHashMap<>();
     private volatile ScheduledFuture<?> ticks;
+    private volatile ScheduledFuture<?> suspicionChecks;
     private volatile boolean closed;
 
     public Heartbeats(PeerLiveness liveness, ClockOffsets clockOffsets, ScheduledExecutorService scheduler,
@@ -89,6 +96,11 @@ public final class Heartbeats implements PingListener, AutoCloseable {
     public void start() {
         long ms = interval.toMillis();
         ticks = scheduler.scheduleWithFixedDelay(this::beat, ms, ms, TimeUnit.MILLISECONDS);
+        // Suspicion is checked between pings too, so that a silent peer is suspected soon after its
+        // phi crosses the threshold rather than at the next ping's deadline.
+        long checkMs = Math.max(1, ms / SUSPICION_CHECKS_PER_INTERVAL);
+        suspicionChecks = scheduler.scheduleWithFixedDelay(liveness::checkSuspicions, checkMs, checkMs,
+                TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -183,8 +195,13 @@ public final class Heartbeats implements PingListener, AutoCloseable {
                 // A reconnection's longer round trip only widens the clock reading's uncertainty.
                 clockOffsets.measured(peer, sentAtMillis, roundTrip, pong == null ? 0 : pong.wallMillis());
                 incarnations.answered(peer, pong == null || pong.remembered() == null ? "" : pong.remembered());
-                // Only a plain heartbeat measures the network; the others include a reconnection.
-                liveness.answered(peer, kind == Kind.HEARTBEAT ? roundTrip : -1);
+                // Only a plain heartbeat measures the network and the peer's rhythm; the others
+                // include a reconnection.
+                if (kind == Kind.HEARTBEAT) {
+                    liveness.heartbeatAnswered(peer, roundTrip);
+                } else {
+                    liveness.answered(peer, -1);
+                }
             } else if (ReplicaUnavailableException.reasonOf(error) == ReplicaUnavailableException.Reason.TIMED_OUT) {
                 liveness.missed(peer);
                 incarnations.unanswered(peer);
@@ -199,9 +216,10 @@ public final class Heartbeats implements PingListener, AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        ScheduledFuture<?> t = ticks;
-        if (t != null) {
-            t.cancel(false);
+        for (ScheduledFuture<?> t : new ScheduledFuture<?>[] {ticks, suspicionChecks}) {
+            if (t != null) {
+                t.cancel(false);
+            }
         }
     }
 }

@@ -173,6 +173,8 @@ public final class NodeMetrics implements AutoCloseable {
     /** What {@code kvorum_peer_up} and {@code kvorum_hints_pending} read, by member, once bound; 0 before. */
     private final Map<String, DoubleSupplier> peerUp = new ConcurrentHashMap<>();
     private final Map<String, DoubleSupplier> clockOffsets = new ConcurrentHashMap<>();
+    private final Map<String, DoubleSupplier> peerPhi = new ConcurrentHashMap<>();
+    private final Map<String, Counter> peerSuspicions = new ConcurrentHashMap<>();
     private volatile BooleanSupplier clockWritesRefused = () -> false;
     private volatile LongSupplier tombstonesPurged = () -> 0;
     private volatile LongSupplier refusedPeerTimestamps = () -> 0;
@@ -209,6 +211,7 @@ public final class NodeMetrics implements AutoCloseable {
         this(members, roundOutcomes, true);
         bindPeerUp(self, () -> true);
         bindClockOffset(self, () -> 0);
+        bindPeerPhi(self, () -> 0);
     }
 
     private NodeMetrics(Collection<String> members, Collection<String> roundOutcomes, boolean jvm) {
@@ -311,6 +314,10 @@ public final class NodeMetrics implements AutoCloseable {
         gauge("kvorum.clock.offset.seconds", "The peer's wall clock minus this node's, as heartbeats last measured it"
                         + " (NaN until measured, or once the peer stopped answering)", Tags.of("peer", member),
                 () -> clockOffsets.getOrDefault(member, UNKNOWN).getAsDouble());
+        gauge("kvorum.peer.phi", "How unlikely the peer's silence since its last answer is, as -log10 of the chance"
+                        + " that it is merely late (phi accrual; suspected at --phi-convict-threshold; NaN until it answered)",
+                Tags.of("peer", member), () -> peerPhi.getOrDefault(member, UNKNOWN).getAsDouble());
+        peerSuspicions(member);
         hintsPending(member);
         replicas(member);
         hintsDelivered(member);
@@ -418,9 +425,26 @@ public final class NodeMetrics implements AutoCloseable {
         peerUp.put(peer, () -> up.getAsBoolean() ? 1 : 0);
     }
 
+    /** Reports {@code peer}'s phi ({@code kvorum_peer_phi}): read at each scrape. */
+    public void bindPeerPhi(String peer, DoubleSupplier phi) {
+        registerMember(peer);
+        peerPhi.put(peer, phi);
+    }
+
+    /** Counts one suspicion of {@code peer} ({@code kvorum_peer_suspicions_total}). */
+    public void peerSuspected(String peer) {
+        peerSuspicions(peer).increment();
+    }
+
+    private Counter peerSuspicions(String peer) {
+        return peerSuspicions.computeIfAbsent(peer, p -> Counter.builder("kvorum.peer.suspicions")
+                .description("Times the peer was suspected down: no answer for longer than its phi threshold allows")
+                .tag("peer", p).register(registry));
+    }
+
     /**
      * Drops the gauges of a member that left or was removed ({@code kvorum_peer_up},
-     * {@code kvorum_clock_offset_seconds}, {@code kvorum_hints_pending}): a departed member's
+     * {@code kvorum_clock_offset_seconds}, {@code kvorum_peer_phi}, {@code kvorum_hints_pending}): a departed member's
      * {@code kvorum_peer_up} read 0 forever and kept a "peer down" alert firing. Its counters stay,
      * at their last counts, as a counter's series does. A member of that id that joins later is
      * registered anew.
@@ -429,12 +453,13 @@ public final class NodeMetrics implements AutoCloseable {
         registeredMembers.remove(member);
         peerUp.remove(member);
         clockOffsets.remove(member);
+        peerPhi.remove(member);
         hintsPendingSources.remove(member);
         Gauge pending = hintsPending.remove(member);
         if (pending != null) {
             registry.remove(pending);
         }
-        for (String name : List.of("kvorum.peer.up", "kvorum.clock.offset.seconds")) {
+        for (String name : List.of("kvorum.peer.up", "kvorum.clock.offset.seconds", "kvorum.peer.phi")) {
             Gauge g = registry.find(name).tag("peer", member).gauge();
             if (g != null) {
                 registry.remove(g);

@@ -128,6 +128,84 @@ class NetworkFaultScenariosTest extends ClusterScenarioSupport {
     }
 
     /** Polls {@code node} alone (ack=1, from=1 on a key it leads) until it holds {@code value}. */
+    /**
+     * Issue 55: n1's heartbeats to n3 get no answer in time (all lost on the link, as when they
+     * queue behind a loaded node's data traffic) while n3 keeps answering n1's range reads. n1
+     * must keep n3 up and every range must answer in full: a peer answering data is alive. Once
+     * n3 is silent for real (the link cut), n1 still suspects it within 5 s, without traffic.
+     */
+    @Test
+    void aPeerWhoseHeartbeatsAreLostButWhichAnswersDataStaysUp() throws Exception {
+        withCluster(3, NO_ANTI_ENTROPY, c -> {
+            SimulatedNetwork net = c.network();
+            List<String> expected = new java.util.ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                String key = "busy-" + (100 + i);
+                assertThat(put(c, "n1", key, "v" + i, q(3, 3)).status()).isEqualTo(Answer.CREATED);
+                expected.add(key + "=v" + i);
+            }
+            assertThat(peerState(c, "n1", "n3")).isEqualTo("up");
+            long droppedBefore = net.dropped();
+            net.dropNext("n1", "n3", SimulatedNetwork.Kind.PING, Integer.MAX_VALUE / 2);
+
+            // Four times the time a silent peer takes to be suspected (about 3 s).
+            long end = System.nanoTime() + Duration.ofSeconds(12).toNanos();
+            int ranges = 0;
+            while (System.nanoTime() < end) {
+                RangeAnswer answer = range(c, "n1", "busy-", "busy-~");
+                assertThat(answer).as("range #" + ranges + " through n1").isEqualTo(RangeAnswer.ok(expected));
+                ranges++;
+                assertThat(peerState(c, "n1", "n3")).as("n1's view of n3, which answered " + ranges
+                        + " ranges while its heartbeats were lost").isEqualTo("up");
+            }
+            assertThat(net.dropped() - droppedBefore).as("heartbeats lost").isGreaterThanOrEqualTo(4);
+            assertThat(suspicions(c, "n1", "n3")).as("n1's suspicions of n3").isZero();
+
+            net.cut("n1", "n3");
+            within(Duration.ofSeconds(5)).untilAsserted(() ->
+                    assertThat(peerState(c, "n1", "n3")).as("n3 silent for real").isEqualTo("down"));
+            assertThat(suspicions(c, "n1", "n3")).as("suspected, not unreachable").isEqualTo(1);
+            net.healAll();
+            within(Duration.ofSeconds(5)).untilAsserted(() ->
+                    assertThat(peerState(c, "n1", "n3")).as("n3 heard again").isEqualTo("up"));
+        });
+    }
+
+    /**
+     * n1's heartbeats to n3 are lost and nothing else goes to n3, so n1 suspects it; n3 is alive,
+     * and a write that needs it (ack = from = 3) is still sent to it, succeeds, and its answer
+     * makes n3 up again: a suspicion is no reason to fail a quorum at once.
+     */
+    @Test
+    void aSuspectedPeerIsStillAskedWhenTheQuorumNeedsIt() throws Exception {
+        withCluster(3, NO_ANTI_ENTROPY, c -> {
+            SimulatedNetwork net = c.network();
+            net.dropNext("n1", "n3", SimulatedNetwork.Kind.PING, Integer.MAX_VALUE / 2);
+            within(Duration.ofSeconds(8)).untilAsserted(() ->
+                    assertThat(peerState(c, "n1", "n3")).as("n3, silent to n1").isEqualTo("down"));
+
+            assertThat(put(c, "n1", "suspected", "v", q(3, 3))).as("a write to all three through n1")
+                    .isEqualTo(new Answer(Answer.CREATED, ""));
+            assertThat(peerState(c, "n1", "n3")).as("n3 answered the write").isEqualTo("up");
+            assertThat(get(c, "n3", "suspected", q(1, 1))).isEqualTo(new Answer(Answer.OK, "v"));
+        });
+    }
+
+    private static String peerState(MiniCluster c, String observer, String peer) throws Exception {
+        return status(c, observer).getAsJsonObject("peers").getAsJsonObject(peer).get("state").getAsString();
+    }
+
+    /** {@code kvorum_peer_suspicions_total} of {@code peer} on {@code observer}. */
+    private static double suspicions(MiniCluster c, String observer, String peer) throws Exception {
+        Answer metrics = raw(c, observer, "GET", "/metrics", null);
+        assertThat(metrics.status()).isEqualTo(Answer.OK);
+        java.util.regex.Matcher m = java.util.regex.Pattern
+                .compile("(?m)^kvorum_peer_suspicions_total\\{peer=\"" + peer + "\",?\\} (\\S+)$")
+                .matcher(metrics.body());
+        assertThat(m.find()).as("kvorum_peer_suspicions_total of " + peer + " in\n" + metrics.body()).isTrue();
+        return Double.parseDouble(m.group(1));
+    }
+
     private static void awaitAlone(MiniCluster c, String node, String key, String value) throws InterruptedException {
         within(CONVERGES_WITHIN).untilAsserted(() -> {
             Answer seen = get(c, node, key, q(1, 1));

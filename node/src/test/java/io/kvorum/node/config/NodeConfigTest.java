@@ -121,6 +121,12 @@ class NodeConfigTest {
     }
 
     @Test
+    void thePhiThresholdIsEightUnlessGivenAndMayHaveDecimals() throws ConfigException {
+        assertThat(NodeConfig.defaults().phiConvictThreshold()).isEqualTo(8.0);
+        assertThat(parse(NodeOption.PHI_CONVICT_THRESHOLD, " 12.5 ").phiConvictThreshold()).isEqualTo(12.5);
+    }
+
+    @Test
     void hintsMayLiveUpToJustBelowTheTombstoneGrace() throws ConfigException {
         NodeConfig c = parse(NodeOption.TOMBSTONE_GRACE, "60000", NodeOption.HINT_MAX_AGE, "59999");
         assertThat(c.hintMaxAge()).isEqualTo(Duration.ofMillis(59_999));
@@ -187,7 +193,13 @@ class NodeConfigTest {
                 // a tombstone purged at once, or before a hint of its key expires, lets a deleted value come back
                 Arguments.of(NodeOption.TOMBSTONE_GRACE, "0"),
                 Arguments.of(NodeOption.TOMBSTONE_GRACE, "10800000"),
-                Arguments.of(NodeOption.HINT_MAX_AGE, "864000000"));
+                Arguments.of(NodeOption.HINT_MAX_AGE, "864000000"),
+                Arguments.of(NodeOption.PHI_CONVICT_THRESHOLD, "0"),
+                Arguments.of(NodeOption.PHI_CONVICT_THRESHOLD, "-8"),
+                Arguments.of(NodeOption.PHI_CONVICT_THRESHOLD, "NaN"),
+                Arguments.of(NodeOption.PHI_CONVICT_THRESHOLD, "Infinity"),
+                Arguments.of(NodeOption.PHI_CONVICT_THRESHOLD, "high"),
+                Arguments.of(NodeOption.PHI_CONVICT_THRESHOLD, ""));
     }
 
     @ParameterizedTest(name = "{0}={1}")

@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Timeout;
 class GuardedReplicaTest {
 
     private final ManualClock clock = new ManualClock(1_000L);
-    private final PeerLiveness liveness = new PeerLiveness(List.of("n2"), clock, 2);
+    private final PeerLiveness liveness = new PeerLiveness(List.of("n2"), clock,
+            PeerLiveness.Detection.of(8, Duration.ofSeconds(1)));
     private final ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1);
     private final HeartbeatsTest.FakeProbe probe = new HeartbeatsTest.FakeProbe("n2");
     private final Heartbeats heartbeats = new Heartbeats(liveness,
@@ -81,6 +82,37 @@ class GuardedReplicaTest {
         assertThat(liveness.state("n2")).isEqualTo(PeerLiveness.State.UP);
         assertThat(probe.next().kind()).isEqualTo(PeerProbe.Kind.HEARTBEAT);
         assertThat(probe.pings.poll(100, TimeUnit.MILLISECONDS)).isNull();
+    }
+
+    @Test
+    void aSuspectedPeerIsStillTriedAndItsAnswerMakesItUp() {
+        heartbeats.start(List.of(probe));
+        liveness.answered("n2", -1);
+        clock.advance(10_000);
+        liveness.checkSuspicions();
+        assertThat(liveness.state("n2")).as("silent for 10 s").isEqualTo(PeerLiveness.State.DOWN);
+        CompletableFuture<Boolean> write = guarded.write(new byte[] {1}, Record.tombstone(1L << 16, "n1"));
+        assertThat(peer.calls).as("requests that reached the peer").hasValue(1);
+        peer.next.complete(Boolean.TRUE);
+        assertThat(write).isCompletedWithValue(Boolean.TRUE);
+        assertThat(liveness.state("n2")).isEqualTo(PeerLiveness.State.UP);
+    }
+
+    @Test
+    void anAnswerAfterTheDeadlineStillCountsAsLife() {
+        heartbeats.start(List.of(probe));
+        liveness.answered("n2", -1);
+        CompletableFuture<Boolean> write = guarded.write(new byte[] {1}, Record.tombstone(1L << 16, "n1"));
+        CompletableFuture<Void> late = new CompletableFuture<>();
+        peer.next.completeExceptionally(ReplicaUnavailableException.timedOut("slow", late));
+        assertThat(write).isCompletedExceptionally();
+        clock.advance(10_000);
+        late.complete(null); // the peer took the write after all
+        liveness.checkSuspicions();
+        assertThat(liveness.state("n2")).as("answered just now, if late").isEqualTo(PeerLiveness.State.UP);
+        clock.advance(10_000);
+        liveness.checkSuspicions();
+        assertThat(liveness.state("n2")).as("then silent for 10 s").isEqualTo(PeerLiveness.State.DOWN);
     }
 
     /** A peer whose next answer the test gives through {@link #next}. */

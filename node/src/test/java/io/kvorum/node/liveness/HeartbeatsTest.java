@@ -34,7 +34,8 @@ class HeartbeatsTest {
     private static final Duration NEVER = Duration.ofHours(1);
 
     private final ManualClock clock = new ManualClock(1_000L);
-    private final PeerLiveness liveness = new PeerLiveness(List.of("n2", "n3"), clock, 2);
+    private final PeerLiveness liveness = new PeerLiveness(List.of("n2", "n3"), clock,
+            PeerLiveness.Detection.of(8, Duration.ofSeconds(1)));
     private final ClockOffsets clockOffsets = new ClockOffsets(clock, Duration.ofMillis(500), Duration.ofSeconds(10));
     private final ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1);
     private final FakeProbe n2 = new FakeProbe("n2");
@@ -116,13 +117,31 @@ class HeartbeatsTest {
     }
 
     @Test
-    void anUpPeerGoesDownAfterTwoHeartbeatsWithoutAnswer() throws Exception {
+    void heartbeatsWithoutAnswerMakeAnUpPeerSuspectedOnlyOnceItsSilenceIsUnlikely() throws Exception {
         liveness.answered("n2", 1);
         Heartbeats h = started(NEVER);
-        probeUntilPinged(h, n2).answer().completeExceptionally(new ReplicaUnavailableException(Reason.TIMED_OUT, "late"));
-        assertThat(liveness.state("n2")).isEqualTo(UP);
+        for (int i = 0; i < 3; i++) {
+            clock.advance(1_000);
+            probeUntilPinged(h, n2).answer().completeExceptionally(new ReplicaUnavailableException(Reason.TIMED_OUT, "late"));
+            assertThat(liveness.state("n2")).as("after " + (i + 1) + " s without answer").isEqualTo(UP);
+        }
+        clock.advance(1_000);
         probeUntilPinged(h, n2).answer().completeExceptionally(new ReplicaUnavailableException(Reason.TIMED_OUT, "late"));
         awaitState(liveness, "n2", DOWN);
+        assertThat(liveness.failsFast("n2")).as("suspected, not unreachable").isFalse();
+    }
+
+    @Test
+    void theChecksSuspectASilentPeerBetweenHeartbeats() throws Exception {
+        liveness.answered("n2", 1);
+        started(Duration.ofMillis(40)); // checked every 10 ms
+        Ping first = n2.next(); // in flight, unanswered: no second heartbeat is sent meanwhile
+        clock.advance(2_000);
+        assertThat(liveness.state("n2")).as("2 s without answer").isEqualTo(UP);
+        clock.advance(2_000);
+        awaitState(liveness, "n2", DOWN);
+        first.answer().complete(null);
+        awaitState(liveness, "n2", UP);
     }
 
     @Test

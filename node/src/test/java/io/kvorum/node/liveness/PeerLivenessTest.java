@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvorum.node.liveness.PeerLiveness.PeerStatus;
 import io.kvorum.node.time.ManualClock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
@@ -24,7 +25,7 @@ class PeerLivenessTest {
 
     @BeforeEach
     void setUp() {
-        liveness = new PeerLiveness(List.of("n2", "n3"), clock, 2);
+        liveness = new PeerLiveness(List.of("n2", "n3"), clock, PeerLiveness.Detection.of(8, Duration.ofSeconds(1)));
         liveness.addListener(new PeerLiveness.Listener() {
             @Override
             public void peerUp(String peer) {
@@ -34,6 +35,11 @@ class PeerLivenessTest {
             @Override
             public void peerDown(String peer) {
                 changes.add(peer + " down");
+            }
+
+            @Override
+            public void peerSuspected(String peer) {
+                changes.add(peer + " suspected");
             }
         });
     }
@@ -78,38 +84,90 @@ class PeerLivenessTest {
         assertPeer("n3", UNKNOWN, START);
     }
 
-    @Test
-    void anUpPeerIsDownOnlyAfterTwoMissedHeartbeatsInARow() {
-        liveness.answered("n2", 1_000);
-        clock.advance(1_000);
-        liveness.missed("n2");
-        // one miss: a slow moment, still up
-        assertPeer("n2", UP, START);
-        liveness.answered("n2", 1_000);
-        clock.advance(1_000);
-        liveness.missed("n2");
-        // an answer in between reset the count: still up
-        assertPeer("n2", UP, START);
-        clock.advance(1_000);
-        liveness.missed("n2");
-        // two in a row: down
-        assertPeer("n2", DOWN, START + 3_000);
-        liveness.missed("n2");
-        assertPeer("n2", DOWN, START + 3_000);
-        liveness.answered("n2", 1_000);
-        clock.advance(1_000);
-        liveness.missed("n2");
-        // back up, and the count starts again from zero
-        assertPeer("n2", UP, START + 3_000);
-        assertThat(changes).containsExactly("n2 up", "n2 down", "n2 up");
+    /** Ten heartbeats answered a second apart: a steady history (phi 8 at about 3.04 s of silence). */
+    private void steadyHeartbeats(String peer) {
+        for (int i = 0; i < 10; i++) {
+            clock.advance(1_000);
+            liveness.heartbeatAnswered(peer, 1_000);
+        }
     }
 
     @Test
-    void anUnknownPeerIsDownAfterOneMissedHeartbeat() {
-        clock.advance(5);
+    void anUpPeerIsSuspectedOnlyOnceItsSilenceIsUnlikelyAndIsStillTried() {
+        steadyHeartbeats("n2");
+        long upSince = START + 1_000;
+        clock.advance(2_900);
+        liveness.missed("n2");
+        liveness.checkSuspicions();
+        // two heartbeats' worth of silence: a slow moment, still up
+        assertPeer("n2", UP, upSince);
+        assertThat(liveness.phi("n2")).as("phi after 2.9 s").isBetween(1.0, 8.0);
+        clock.advance(200);
+        liveness.checkSuspicions();
+        // 3.1 s: past the threshold, suspected without any missed heartbeat
+        assertPeer("n2", DOWN, START + 13_100);
+        assertThat(liveness.failsFast("n2")).as("a suspected peer is still sent requests").isFalse();
+        clock.advance(10);
+        liveness.answered("n2", -1);
+        assertPeer("n2", UP, START + 13_110);
+        assertThat(changes).containsExactly("n2 up", "n2 suspected", "n2 up");
+    }
+
+    @Test
+    void anyAnswerPutsOffSuspicionHoweverLateTheHeartbeats() {
+        steadyHeartbeats("n2");
+        for (int i = 0; i < 20; i++) {
+            clock.advance(2_900);
+            liveness.missed("n2");
+            liveness.answered("n2", -1); // a request answered, as heartbeats keep missing
+            liveness.checkSuspicions();
+        }
+        assertPeer("n2", UP, START + 1_000);
+        assertThat(changes).containsExactly("n2 up");
+    }
+
+    @Test
+    void aSuspectedPeerWhoseConnectionFailsFailsFastFromThen() {
+        steadyHeartbeats("n2");
+        clock.advance(5_000);
+        liveness.checkSuspicions();
+        assertPeer("n2", DOWN, START + 15_000);
+        assertThat(liveness.failsFast("n2")).isFalse();
+        clock.advance(10);
+        liveness.unreachable("n2");
+        // still down since it was suspected, now without trying it
+        assertPeer("n2", DOWN, START + 15_000);
+        assertThat(liveness.failsFast("n2")).isTrue();
+        liveness.unreachable("n2");
+        liveness.missed("n2");
+        assertThat(changes).containsExactly("n2 up", "n2 suspected", "n2 down");
+    }
+
+    @Test
+    void irregularHeartbeatsAreGivenMoreTimeThanSteadyOnes() {
+        for (int i = 0; i <= 10; i++) { // n3's answers come alternately 2.5 s and 0.5 s apart
+            clock.advance(i == 0 ? 1_000 : i % 2 == 1 ? 2_500 : 500);
+            liveness.heartbeatAnswered("n3", 1_000);
+        }
+        steadyHeartbeats("n2");
+        liveness.answered("n3", -1); // both last heard from now
+        clock.advance(3_500);
+        liveness.checkSuspicions();
+        assertThat(liveness.state("n2")).as("steady n2 after 3.5 s").isEqualTo(DOWN);
+        assertThat(liveness.state("n3")).as("irregular n3 after 3.5 s").isEqualTo(UP);
+        assertThat(liveness.phi("n3")).as("n3's phi").isLessThan(2);
+    }
+
+    @Test
+    void anUnknownPeerIsSuspectedAfterOneMissedHeartbeatButNotByTheChecks() {
+        clock.advance(60_000);
+        liveness.checkSuspicions();
+        assertPeer("n3", UNKNOWN, START);
         liveness.missed("n3");
-        assertPeer("n3", DOWN, START + 5);
-        assertThat(changes).containsExactly("n3 down");
+        assertPeer("n3", DOWN, START + 60_000);
+        assertThat(liveness.failsFast("n3")).isFalse();
+        assertThat(liveness.phi("n3")).as("never heard from").isNaN();
+        assertThat(changes).containsExactly("n3 suspected");
     }
 
     @Test
@@ -117,15 +175,20 @@ class PeerLivenessTest {
         liveness.answered("n9", 1);
         liveness.unreachable("n9");
         liveness.missed("n9");
+        liveness.heartbeatAnswered("n9", 1);
         assertThat(liveness.isDown("n9")).isFalse();
+        assertThat(liveness.failsFast("n9")).isFalse();
+        assertThat(liveness.phi("n9")).isNaN();
         assertThat(liveness.snapshot()).doesNotContainKey("n9");
         assertThat(changes).isEmpty();
         assertThatThrownBy(() -> liveness.state("n9")).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
-    void aThresholdBelowOneIsRefused() {
-        assertThatThrownBy(() -> new PeerLiveness(List.of("n2"), clock, 0))
-                .isInstanceOf(IllegalArgumentException.class);
+    void aThresholdThatIsNotAPositiveNumberIsRefused() {
+        for (double threshold : new double[] {0, -1, Double.NaN, Double.POSITIVE_INFINITY}) {
+            assertThatThrownBy(() -> PeerLiveness.Detection.of(threshold, Duration.ofSeconds(1)))
+                    .as("threshold " + threshold).isInstanceOf(IllegalArgumentException.class);
+        }
     }
 }
