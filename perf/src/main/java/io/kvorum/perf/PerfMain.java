@@ -10,9 +10,9 @@ import picocli.CommandLine.Command;
  * a Markdown report; see perf/README.md.
  */
 @Command(name = "kvorum perf", mixinStandardHelpOptions = true, versionProvider = PerfMain.Version.class,
-        description = "Load, profile and report on Kvorum (wrk2, async-profiler, YCSB).",
+        description = "Load, profile and report on Kvorum (wrk2, async-profiler, YCSB), and measure it beside Cassandra and etcd.",
         subcommands = {RunCommand.class, SearchCommand.class, CompareCommand.class, YcsbCommand.class, JoinCommand.class,
-                BackupCommand.class, DriverCommand.class, NginxCommand.class, NettyCommand.class})
+                BackupCommand.class, PeersCommand.class, DriverCommand.class, NginxCommand.class, NettyCommand.class})
 public final class PerfMain implements Runnable {
 
     @CommandLine.Spec
@@ -22,7 +22,7 @@ public final class PerfMain implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "a command is missing: run, search, compare, ycsb, "
-                + "join, driver, nginx or netty");
+                + "join, backup, peers, driver, nginx or netty");
     }
 
     public static void main(String[] args) {
