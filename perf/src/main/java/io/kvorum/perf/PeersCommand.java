@@ -53,6 +53,8 @@ final class PeersCommand implements Callable<Integer> {
     private static final Duration DRAIN = Duration.ofSeconds(30);
     /** Requests the open loop keeps unanswered at most (OpenLoop). */
     static final int MAX_OUTSTANDING = 1024;
+    /** Threads sending the open loop's requests: one per core of the machines perf/README.md measures on. */
+    static final int SENDERS = 2;
 
     @Option(names = "--systems", split = ",", description = "Systems to measure, in this order: kvorum, kvorum-fsync, "
             + "cassandra, etcd (default ${DEFAULT-VALUE}).", defaultValue = "kvorum,kvorum-fsync,cassandra,etcd")
@@ -263,7 +265,7 @@ final class PeersCommand implements Callable<Integer> {
                 err.printf("  writes: %,.0f/s, %d errors%n", put.load().requestsPerSec(), put.load().failureCount());
                 get = phase(pids, ticksPerSecond, () -> new ClosedLoop(inFlight).run(requests.of(Requests.Mix.GET), duration, DRAIN));
                 err.printf("  reads: %,.0f/s, %d errors%n", get.load().requestsPerSec(), get.load().failureCount());
-                OpenLoop open = new OpenLoop(rate, duration, MAX_OUTSTANDING, DRAIN);
+                OpenLoop open = new OpenLoop(rate, duration, MAX_OUTSTANDING, DRAIN, SENDERS);
                 mixed = phase(pids, ticksPerSecond, () -> open.run(requests.of(Requests.Mix.MIXED)));
                 err.printf("  open loop at %,d/s: p99 %.2f ms, %d errors%n", rate, mixed.load().percentileMs(99),
                         mixed.load().failureCount());

@@ -1,12 +1,15 @@
 package io.kvorum.perf.peers;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
@@ -33,17 +36,22 @@ public final class OpenLoop {
     private final Duration length;
     private final int maxOutstanding;
     private final Duration drain;
+    private final int senders;
 
     /**
      * @param ratePerSecond  requests per second, all of them sent by one thread
      * @param length         how long the schedule runs: {@code rate x length} requests
      * @param maxOutstanding requests unanswered at once before the sender waits
      * @param drain          how long to wait for the answers after the last request was sent
+     * @param senders        threads sending, request i from thread i mod senders: a client whose send
+     *                       costs CPU on the caller's thread (building a gRPC call, say) is not held to
+     *                       one core, nor delayed by one sender's preemption
      */
-    public OpenLoop(long ratePerSecond, Duration length, int maxOutstanding, Duration drain) {
-        if (ratePerSecond < 1 || maxOutstanding < 1 || length.isNegative() || length.isZero()) {
-            throw new IllegalArgumentException("rate, length and outstanding requests must be positive");
+    public OpenLoop(long ratePerSecond, Duration length, int maxOutstanding, Duration drain, int senders) {
+        if (ratePerSecond < 1 || maxOutstanding < 1 || senders < 1 || length.isNegative() || length.isZero()) {
+            throw new IllegalArgumentException("rate, length, senders and outstanding requests must be positive");
         }
+        this.senders = senders;
         this.ratePerSecond = ratePerSecond;
         this.length = length;
         this.maxOutstanding = maxOutstanding;
@@ -64,7 +72,7 @@ public final class OpenLoop {
     }
 
     /**
-     * Sends the schedule on the calling thread, {@code requests} giving each request, then waits at
+     * Sends the schedule from the sender threads, {@code requests} giving each request, then waits at
      * most {@code drain} for the last answers. Those still missing are counted as failures of kind
      * {@link #UNANSWERED}, with their latency so far.
      *
@@ -78,36 +86,37 @@ public final class OpenLoop {
         LongAdder answered = new LongAdder();
         Map<String, LongAdder> failures = new ConcurrentHashMap<>();
         Map<Long, Long> unansweredSince = new ConcurrentHashMap<>(); // request index -> intended start
+        AtomicReference<RuntimeException> stopped = new AtomicReference<>();
         long count = scheduled();
         long start = System.nanoTime();
-        for (long i = 0; i < count; i++) {
-            long intended = intendedStartNanos(start, i, ratePerSecond);
-            for (long wait = intended - System.nanoTime(); wait > 0; wait = intended - System.nanoTime()) {
-                LockSupport.parkNanos(wait);
-            }
-            if (!free.tryAcquire(drain.toNanos(), TimeUnit.NANOSECONDS)) {
-                throw new IllegalStateException(maxOutstanding + " requests still unanswered after " + drain.toSeconds()
-                        + " s: the client does not time its requests out");
-            }
-            long index = i;
-            unansweredSince.put(index, intended);
-            CompletableFuture<?> answer;
-            try {
-                answer = requests.get();
-            } catch (RuntimeException e) {
-                answer = CompletableFuture.failedFuture(e);
-            }
-            answer.whenComplete((v, e) -> {
-                if (unansweredSince.remove(index) == null) {
-                    return; // counted as unanswered already
+        List<Thread> threads = new ArrayList<>();
+        for (int s = 0; s < senders; s++) {
+            long first = s;
+            Thread sender = new Thread(() -> {
+                try {
+                    for (long i = first; i < count && stopped.get() == null; i += senders) {
+                        send(i, intendedStartNanos(start, i, ratePerSecond), requests, free, latency, answered, failures,
+                                unansweredSince);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (RuntimeException e) {
+                    stopped.compareAndSet(null, e);
                 }
-                latency.recordValue(Math.min(System.nanoTime() - intended, ClosedLoop.HIGHEST_NANOS));
-                answered.increment();
-                if (e != null) {
-                    failures.computeIfAbsent(LoadResult.kindOf(e), k -> new LongAdder()).increment();
-                }
-                free.release();
-            });
+            }, "open-loop-sender-" + s);
+            sender.setDaemon(true);
+            threads.add(sender);
+            sender.start();
+        }
+        try {
+            for (Thread t : threads) {
+                t.join();
+            }
+        } finally {
+            threads.forEach(Thread::interrupt); // when this thread was interrupted: the senders stop too
+        }
+        if (stopped.get() != null) {
+            throw stopped.get();
         }
         free.tryAcquire(maxOutstanding, drain.toNanos(), TimeUnit.NANOSECONDS);
         long end = System.nanoTime();
@@ -122,5 +131,36 @@ public final class OpenLoop {
         Map<String, Long> byKind = new TreeMap<>();
         failures.forEach((k, v) -> byKind.put(k, v.sum()));
         return new LoadResult(answered.sum(), (end - start) / 1e9, byKind, latency.getIntervalHistogram());
+    }
+
+    /** Waits until request {@code index} is due and a slot is free, then sends it; its answer is counted from {@code intended}. */
+    private void send(long index, long intended, Supplier<CompletableFuture<?>> requests, Semaphore free, Recorder latency,
+                      LongAdder answered, Map<String, LongAdder> failures, Map<Long, Long> unansweredSince)
+            throws InterruptedException {
+        for (long wait = intended - System.nanoTime(); wait > 0; wait = intended - System.nanoTime()) {
+            LockSupport.parkNanos(wait);
+        }
+        if (!free.tryAcquire(drain.toNanos(), TimeUnit.NANOSECONDS)) {
+            throw new IllegalStateException(maxOutstanding + " requests still unanswered after " + drain.toSeconds()
+                    + " s: the client does not time its requests out");
+        }
+        unansweredSince.put(index, intended);
+        CompletableFuture<?> answer;
+        try {
+            answer = requests.get();
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        answer.whenComplete((v, e) -> {
+            if (unansweredSince.remove(index) == null) {
+                return; // counted as unanswered already
+            }
+            latency.recordValue(Math.min(System.nanoTime() - intended, ClosedLoop.HIGHEST_NANOS));
+            answered.increment();
+            if (e != null) {
+                failures.computeIfAbsent(LoadResult.kindOf(e), k -> new LongAdder()).increment();
+            }
+            free.release();
+        });
     }
 }

@@ -60,8 +60,9 @@ public final class PeersReport {
         md.append(String.format(Locale.ROOT, "%n## Latency at %,d requests/s, half reads (open loop)%n%n", s.rate()));
         md.append(String.format(Locale.ROOT, "Each request's latency counts from when it was due (request i at start + i / "
                 + "rate), not from when it was sent: a stall delays every request due during it, and the percentiles show "
-                + "all of them (coordinated omission corrected, as wrk2 does). At most %,d requests are unanswered at "
-                + "once; beyond that the next one waits, its wait counted.%n%n", s.maxOutstanding()));
+                + "all of them (coordinated omission corrected, as wrk2 does). Two threads send, request i from thread "
+                + "i mod 2. At most %,d requests are unanswered at once; beyond that the next one waits, its wait "
+                + "counted.%n%n", s.maxOutstanding()));
         md.append(Markdown.table(List.of("system", "nodes", "achieved/s", "p50", "p99", "p99.9", "max", "errors"),
                 measured.stream().map(r -> {
                     LoadResult m = r.mixed().load();

@@ -28,7 +28,7 @@ class OpenLoopTest {
         // 3000 steps of a rounded 333,333 ns would end 1 µs early; the schedule lands on the second exactly
         assertThat(OpenLoop.intendedStartNanos(1_000, 3000, 3000)).isEqualTo(1_000 + 1_000_000_000L);
         assertThat(OpenLoop.intendedStartNanos(0, 7_200_000, 2000)).isEqualTo(3_600_000_000_000L);
-        assertThat(new OpenLoop(3000, Duration.ofSeconds(60), 1, Duration.ZERO).scheduled()).isEqualTo(180_000);
+        assertThat(new OpenLoop(3000, Duration.ofSeconds(60), 1, Duration.ZERO, 1).scheduled()).isEqualTo(180_000);
     }
 
     /**
@@ -48,7 +48,7 @@ class OpenLoopTest {
             return CompletableFuture.completedFuture(null);
         };
 
-        LoadResult result = new OpenLoop(2000, Duration.ofSeconds(1), 1, Duration.ofSeconds(5)).run(requests);
+        LoadResult result = new OpenLoop(2000, Duration.ofSeconds(1), 1, Duration.ofSeconds(5), 2).run(requests);
 
         assertThat(result.requests()).isEqualTo(2000);
         assertThat(result.failureCount()).isZero();
@@ -62,7 +62,7 @@ class OpenLoopTest {
 
     @Test
     void withoutStallsLatencyIsTheAnswersTimeAndTheRateIsKept() throws Exception {
-        LoadResult result = new OpenLoop(1000, Duration.ofMillis(500), 64, Duration.ofSeconds(5))
+        LoadResult result = new OpenLoop(1000, Duration.ofMillis(500), 64, Duration.ofSeconds(5), 2)
                 .run(() -> CompletableFuture.completedFuture(null));
 
         assertThat(result.requests()).isEqualTo(500);
@@ -77,7 +77,7 @@ class OpenLoopTest {
                 ? new CompletableFuture<>() // never answered
                 : CompletableFuture.failedFuture(new IllegalStateException("refused"));
 
-        LoadResult result = new OpenLoop(1000, Duration.ofMillis(100), 1000, Duration.ofMillis(200)).run(requests);
+        LoadResult result = new OpenLoop(1000, Duration.ofMillis(100), 1000, Duration.ofMillis(200), 3).run(requests);
 
         assertThat(result.requests()).isEqualTo(100);
         assertThat(result.failures()).containsEntry(OpenLoop.UNANSWERED, 10L).containsEntry("IllegalStateException", 90L);
@@ -85,8 +85,17 @@ class OpenLoopTest {
     }
 
     @Test
+    void aClientThatNeverAnswersStopsTheRunAfterTheDrainInsteadOfHoldingItForever() {
+        long start = System.nanoTime();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new OpenLoop(1000, Duration.ofSeconds(10), 4,
+                        Duration.ofMillis(300), 2).run(CompletableFuture::new))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("4 requests still unanswered");
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(5_000);
+    }
+
+    @Test
     void aSenderThatThrowsCountsAFailureAndTheScheduleGoesOn() throws Exception {
-        LoadResult result = new OpenLoop(1000, Duration.ofMillis(50), 8, Duration.ofSeconds(1)).run(() -> {
+        LoadResult result = new OpenLoop(1000, Duration.ofMillis(50), 8, Duration.ofSeconds(1), 2).run(() -> {
             throw new IllegalArgumentException("bad request");
         });
 
