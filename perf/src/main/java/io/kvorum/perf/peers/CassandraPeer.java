@@ -89,8 +89,10 @@ public final class CassandraPeer implements PeerCluster {
                 command.add("-Dcassandra.triggers_dir=" + triggers);
                 command.addAll(List.of("-cp", classpath, "org.apache.cassandra.service.CassandraDaemon"));
                 Path out = runDir.resolve("cassandra-" + id + ".out");
+                List<String> shown = new ArrayList<>(command);
+                shown.set(shown.indexOf(classpath), "\"$CASSANDRA_CLASSPATH\""); // 99 jars: PeersReport says what it is
                 Process p = processes.start(id, jemalloc().map(lib -> Map.of("LD_PRELOAD", lib.toString())).orElse(Map.of()),
-                        command, out);
+                        command, shown, out);
                 PeerProcesses.awaitPort(p, "Cassandra " + id, address, nativePort, START_TIMEOUT, List.of(out, log));
             }
             cluster.makeTable();

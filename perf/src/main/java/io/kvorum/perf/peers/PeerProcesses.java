@@ -43,12 +43,15 @@ final class PeerProcesses implements AutoCloseable {
 
     /** Starts one process, its output (both streams) into {@code output}. */
     synchronized Process start(String name, List<String> command, Path output) throws IOException {
-        return start(name, Map.of(), command, output);
+        return start(name, Map.of(), command, command, output);
     }
 
-    /** Starts one process with {@code environment} added to this JVM's, its output into {@code output}. */
-    synchronized Process start(String name, Map<String, String> environment, List<String> command, Path output)
-            throws IOException {
+    /**
+     * Starts one process with {@code environment} added to this JVM's, its output into {@code output};
+     * {@link #commandLines} shows it as {@code shown} (a long class path abbreviated, say).
+     */
+    synchronized Process start(String name, Map<String, String> environment, List<String> command, List<String> shown,
+                               Path output) throws IOException {
         if (closed) {
             throw new IllegalStateException("the cluster is stopped");
         }
@@ -56,10 +59,10 @@ final class PeerProcesses implements AutoCloseable {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile()));
         builder.environment().putAll(environment);
         Process p = builder.start();
-        List<String> shown = new ArrayList<>();
-        environment.forEach((k, v) -> shown.add(k + "=" + v));
-        shown.addAll(command);
-        started.add(new Started(name, p, List.copyOf(shown), output));
+        List<String> line = new ArrayList<>();
+        environment.forEach((k, v) -> line.add(k + "=" + v));
+        line.addAll(shown);
+        started.add(new Started(name, p, List.copyOf(line), output));
         return p;
     }
 

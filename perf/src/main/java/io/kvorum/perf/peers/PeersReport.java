@@ -123,6 +123,10 @@ public final class PeersReport {
 
         md.append("\n## Settings\n\n").append(SETTINGS);
         md.append("\n## Command lines\n\n");
+        if (systems.contains(PeerSystem.CASSANDRA)) {
+            md.append("`$CASSANDRA_CLASSPATH` stands for the class path in `--cassandra-classpath`'s file "
+                    + "(perf/target/cassandra.classpath by default).\n\n");
+        }
         for (SystemRun r : runs) {
             md.append(r.system().title()).append(", ").append(r.nodes()).append(r.nodes() == 1 ? " node" : " nodes")
                     .append(":\n\n").append(Markdown.code(String.join("\n", r.commandLines())));
