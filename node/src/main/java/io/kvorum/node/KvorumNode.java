@@ -251,7 +251,7 @@ public final class KvorumNode implements AutoCloseable {
         Coordinator coordinator = new Coordinator(selfId, new PlacementPlan(m), peers.replicas(), hlc, clock,
                 config.requestTimeout(), deadlines, rangeSource, peers.hints(), metrics);
         peers.clockOffsets().onRefusalChange(coordinator::refuseWrites);
-        JoinStream joinStream = new JoinStream(cluster, peers::range, local, new MoveProgress(config.dataDir(), MoveProgress.JOIN_FILE),
+        JoinStream joinStream = new JoinStream(cluster, peers::range, peers.replicas()::get, local, localRange, new MoveProgress(config.dataDir(), MoveProgress.JOIN_FILE),
                 tuning.changes(), config.requestTimeout());
         RebuildStream rebuildStream = new RebuildStream(cluster, peers::range, local,
                 new MoveProgress(config.dataDir(), MoveProgress.REBUILD_FILE), tuning.changes(), config.requestTimeout(), rebuild,

@@ -14,4 +14,13 @@ public interface RangeSource {
      * does no I/O and does not fail: a node that cannot be read fails the stream's first batch.
      */
     EntryStream open(byte[] start, byte[] end);
+
+    /**
+     * {@link #open(byte[], byte[])} with only the entries {@code selection} gives a joining node
+     * (docs/architecture.md#how-a-join-moves-records); every entry when it is null. A node's
+     * remote source sends the selection to the node, which selects where the records are.
+     */
+    default EntryStream open(byte[] start, byte[] end, JoinSelection selection) {
+        return selection == null ? open(start, end) : selection.select(open(start, end));
+    }
 }

@@ -13,11 +13,14 @@ import io.kvorum.node.LogCapture;
 import io.kvorum.node.config.NodeConfig;
 import io.kvorum.node.config.NodeOption;
 import io.kvorum.node.config.Tuning;
+import io.kvorum.client.placement.Rendezvous;
+import io.kvorum.node.membership.JoinStream;
 import io.kvorum.node.membership.MoveProgress;
 import io.kvorum.testkit.PrometheusText;
 import io.kvorum.testkit.History;
 import io.kvorum.testkit.HistoryChecker;
 import java.time.Duration;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,6 +37,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -71,6 +76,35 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
             }
             assertEveryWriteReadsBack(c, c.ids(), acknowledged);
         });
+    }
+
+    /**
+     * A node joining a quiet three-node cluster (RF 3, every member a replica of every key) takes
+     * each record of the keys it gains once, not once from every member: what its join says it
+     * took adds up to exactly the keys it gains, and each reads back through it.
+     */
+    @Test
+    void aJoiningNodeTakesEachRecordOnce() throws Exception {
+        LogCapture logs = new LogCapture().atInfo(JoinStream.class.getName());
+        logs.attach();
+        try {
+            withCluster(3, Map.of(NodeOption.REPLICATION_FACTOR, "3"), c -> {
+                Map<String, String> acknowledged = preload(c, List.of("n1", "n2", "n3"), 600);
+                String joined = c.join(List.of("n2"));
+                awaitState(c, c.ids(), joined, "normal");
+                Rendezvous coming = Rendezvous.over(c.ids());
+                long gained = acknowledged.keySet().stream()
+                        .filter(k -> coming.replicas(k.getBytes(StandardCharsets.UTF_8), 3).contains(joined)).count();
+                Pattern took = Pattern.compile(".*joining: .*took (\\d+) records.*");
+                long taken = logs.lines(Level.INFO).stream().map(took::matcher).filter(Matcher::matches)
+                        .mapToLong(m -> Long.parseLong(m.group(1))).sum();
+                assertThat(gained).as("keys the new node gains").isPositive();
+                assertThat(taken).as("records the new node took: " + logs.lines(Level.INFO)).isEqualTo(gained);
+                assertEveryWriteReadsBack(c, List.of(joined), acknowledged);
+            });
+        } finally {
+            logs.detach();
+        }
     }
 
     /**

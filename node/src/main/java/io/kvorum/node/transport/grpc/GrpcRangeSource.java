@@ -3,6 +3,7 @@ package io.kvorum.node.transport.grpc;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
+import io.kvorum.node.coordinator.JoinSelection;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.error.OverloadedException;
@@ -57,10 +58,18 @@ public final class GrpcRangeSource implements RangeSource {
 
     @Override
     public EntryStream open(byte[] start, byte[] end) {
-        RangeScanRequest request = RangeProtoUtils.toRangeScanRequestProto(start, end)
-                .setHeader(peer.header(TimeUnit.NANOSECONDS.toMillis(timeoutNanos)))
-                .build();
-        return new Stream(request);
+        return open(start, end, null);
+    }
+
+    /** The peer applies {@code selection} to its entries before it sends them. */
+    @Override
+    public EntryStream open(byte[] start, byte[] end, JoinSelection selection) {
+        RangeScanRequest.Builder request = RangeProtoUtils.toRangeScanRequestProto(start, end)
+                .setHeader(peer.header(TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+        if (selection != null) {
+            request.setJoin(RangeProtoUtils.toProto(selection));
+        }
+        return new Stream(request.build());
     }
 
     /**

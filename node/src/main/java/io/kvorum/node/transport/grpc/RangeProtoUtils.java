@@ -1,5 +1,6 @@
 package io.kvorum.node.transport.grpc;
 
+import io.kvorum.node.coordinator.JoinSelection;
 import io.kvorum.node.model.Entry;
 import io.kvorum.proto.RangeEntry;
 import io.kvorum.proto.RangeScanBatch;
@@ -19,6 +20,38 @@ final class RangeProtoUtils {
             request.setEnd(ReplicaProtoUtils.bytes(end));
         }
         return request;
+    }
+
+    static io.kvorum.proto.JoinSelection toProto(JoinSelection selection) {
+        return io.kvorum.proto.JoinSelection.newBuilder()
+                .addAllCurrent(selection.current())
+                .addAllComing(selection.coming())
+                .setReplicationFactor(selection.replicationFactor())
+                .setTaker(selection.taker())
+                .setSource(selection.source())
+                .addAllPassedOver(selection.passedOver())
+                .setPart(selection.part() == JoinSelection.Part.CHOSEN ? io.kvorum.proto.JoinSelection.Part.CHOSEN
+                        : io.kvorum.proto.JoinSelection.Part.DIGESTS)
+                .build();
+    }
+
+    /**
+     * The selection a request asks for, or null for every entry.
+     *
+     * @throws IllegalArgumentException for a malformed selection
+     */
+    static JoinSelection selectionOf(RangeScanRequest request) {
+        if (!request.hasJoin()) {
+            return null;
+        }
+        io.kvorum.proto.JoinSelection s = request.getJoin();
+        JoinSelection.Part part = switch (s.getPart()) {
+            case CHOSEN -> JoinSelection.Part.CHOSEN;
+            case DIGESTS -> JoinSelection.Part.DIGESTS;
+            default -> throw new IllegalArgumentException("unknown part of a join selection");
+        };
+        return new JoinSelection(s.getCurrentList(), s.getComingList(), s.getReplicationFactor(), s.getTaker(),
+                s.getSource(), s.getPassedOverList(), part);
     }
 
     /** The end of the range, or null for "to the last key". */

@@ -3,6 +3,7 @@ package io.kvorum.node.transport.grpc;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.kvorum.node.coordinator.JoinSelection;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.EntryStream;
@@ -19,7 +20,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The node side of {@code RangeScan.Scan}: streams this node's raw entries of a range to a
- * coordinator that merges them with the other nodes' (docs/http-api.md (ranges)).
+ * coordinator that merges them with the other nodes' (docs/http-api.md (ranges)), or the entries a
+ * joining node takes from this node ({@link JoinSelection}, docs/architecture.md#how-a-join-moves-records).
  *
  * <p>Flow control is manual: a batch is read from storage only while the call is ready (the
  * coordinator has room for it), and the next read waits for the call's on-ready signal. Each
@@ -60,7 +62,15 @@ public final class RangeService extends RangeScanGrpc.RangeScanImplBase {
             responses.onError(Status.INVALID_ARGUMENT.withDescription("a range needs a start key").asRuntimeException());
             return;
         }
-        EntryStream stream = local.open(request.getStart().toByteArray(), RangeProtoUtils.end(request));
+        JoinSelection selection;
+        try {
+            selection = RangeProtoUtils.selectionOf(request);
+        } catch (IllegalArgumentException e) {
+            responses.onError(Status.INVALID_ARGUMENT.withDescription("malformed join selection: " + e.getMessage())
+                    .asRuntimeException());
+            return;
+        }
+        EntryStream stream = local.open(request.getStart().toByteArray(), RangeProtoUtils.end(request), selection);
         new Scan((ServerCallStreamObserver<RangeScanBatch>) responses, stream).start();
     }
 

@@ -8,6 +8,7 @@ import io.kvorum.node.cluster.MembershipChange;
 import io.kvorum.node.cluster.MembershipChangeException;
 import io.kvorum.node.cluster.MembershipPeer;
 import io.kvorum.node.config.NodeConfig;
+import io.kvorum.node.coordinator.JoinSelection;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.Replica;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
@@ -102,7 +103,18 @@ final class SimulatedTransport implements PeerTransport {
 
     @Override
     public Peer connect(ClusterMember m) {
-        return new Peer(m.id(), new SimReplica(m), (start, end) -> new SimRangeStream(m, start, end),
+        RangeSource range = new RangeSource() {
+            @Override
+            public EntryStream open(byte[] start, byte[] end) {
+                return new SimRangeStream(m, start, end, null);
+            }
+
+            @Override
+            public EntryStream open(byte[] start, byte[] end, JoinSelection selection) {
+                return new SimRangeStream(m, start, end, selection);
+            }
+        };
+        return new Peer(m.id(), new SimReplica(m), range,
                 new SimulatedAntiEntropyPeer(network, this, m), new SimProbe(m), new SimMembershipPeer(m),
                 new SimBackupPeer(m));
     }
@@ -360,14 +372,17 @@ final class SimulatedTransport implements PeerTransport {
         private final ClusterMember peer;
         private final byte[] start;
         private final byte[] end;
+        /** Applied by the peer, as over gRPC; null for every entry. */
+        private final JoinSelection selection;
         private volatile EntryStream remote;
         private volatile boolean closed;
         private final java.util.concurrent.atomic.AtomicBoolean served = new java.util.concurrent.atomic.AtomicBoolean();
 
-        SimRangeStream(ClusterMember peer, byte[] start, byte[] end) {
+        SimRangeStream(ClusterMember peer, byte[] start, byte[] end, JoinSelection selection) {
             this.peer = peer;
             this.start = start;
             this.end = end;
+            this.selection = selection;
         }
 
         @Override
@@ -375,7 +390,7 @@ final class SimulatedTransport implements PeerTransport {
             return call(peer, SimulatedNetwork.Kind.RANGE, config.requestTimeout(), t -> {
                 EntryStream s = remote;
                 if (s == null) {
-                    s = t.local().range().open(start, end);
+                    s = t.local().range().open(start, end, selection);
                     remote = s;
                     served.set(true);
                     ACTIVE_SCANS.incrementAndGet();
