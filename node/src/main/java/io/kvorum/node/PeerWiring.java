@@ -6,6 +6,7 @@ import io.kvorum.node.antientropy.AntiEntropyResponders;
 import io.kvorum.node.backup.BackupParticipant;
 import io.kvorum.node.cluster.ClusterMember;
 import io.kvorum.node.cluster.ClusterMembership;
+import io.kvorum.node.cluster.Membership;
 import io.kvorum.node.cluster.MembershipPeer;
 import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.config.NodeConfig;
@@ -37,6 +38,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -201,6 +203,7 @@ final class PeerWiring {
             wiring.ranges.put(selfId, localRange);
             wiring.backupParticipants.put(selfId, backup);
             membership.usePeers(wiring.membershipPeers::get);
+            membership.useNewcomerProposals(wiring::proposeToNewcomer);
             return wiring;
         } catch (StartupException | RuntimeException e) {
             stopHeartbeats.run(); // not in parts yet
@@ -298,6 +301,29 @@ final class PeerWiring {
             }
         }
         return out;
+    }
+
+    /**
+     * Proposes {@code next} to {@code newcomer}, a new node whose join {@code next} starts, before
+     * any member routes to it (docs/architecture.md#how-a-join-moves-records): over a connection of
+     * its own, closed once answered, since the new node is no peer yet ({@link #reconcile} connects
+     * it once this node adopts {@code next}).
+     */
+    CompletableFuture<Void> proposeToNewcomer(ClusterMember newcomer, Membership next) {
+        PeerTransport.Peer peer;
+        synchronized (this) {
+            if (connected.containsKey(newcomer.id())) {
+                return membershipPeers.get(newcomer.id()).propose(next);
+            }
+            peer = transport.connect(newcomer);
+        }
+        return peer.membership().propose(next).whenComplete((ok, error) -> {
+            synchronized (this) {
+                if (!connected.containsKey(newcomer.id())) {
+                    transport.disconnect(newcomer.id());
+                }
+            }
+        });
     }
 
     /** One peer's membership service, or null when it is not connected. */

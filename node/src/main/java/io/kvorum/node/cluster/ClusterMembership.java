@@ -18,6 +18,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -56,6 +57,8 @@ public final class ClusterMembership implements MembershipResponder {
     /** The newest epoch a member's request carried ({@link #sawEpoch}). */
     private final AtomicLong newestSeen = new AtomicLong();
     private volatile Function<String, MembershipPeer> peers = id -> null;
+    /** Null: a new node learns its join from the answer to its request alone. */
+    private volatile BiFunction<ClusterMember, Membership, CompletableFuture<Void>> newcomerProposals;
     private volatile Membership current;
     private volatile boolean member;
 
@@ -89,6 +92,14 @@ public final class ClusterMembership implements MembershipResponder {
         this.peers = peers;
     }
 
+    /**
+     * How the change coordinator proposes a join's first epoch to the new node, which is no peer
+     * yet, before any member adopts it ({@link #run}).
+     */
+    public void useNewcomerProposals(BiFunction<ClusterMember, Membership, CompletableFuture<Void>> proposals) {
+        this.newcomerProposals = proposals;
+    }
+
     /** Called with each membership adopted, on the adopting thread, before it is acknowledged. */
     public void addListener(Consumer<Membership> listener) {
         listeners.add(listener);
@@ -116,6 +127,10 @@ public final class ClusterMembership implements MembershipResponder {
     @Override
     public CompletableFuture<Void> adoptProposal(String sender, Membership proposed) {
         return CompletableFuture.runAsync(() -> {
+            if (!member) {
+                adoptOwnJoin(sender, proposed);
+                return;
+            }
             Membership m = current;
             Set<String> proposers = proposers(m, proposed);
             if (proposed.epoch() > m.epoch() && !proposers.contains(sender)) {
@@ -149,11 +164,40 @@ public final class ClusterMembership implements MembershipResponder {
     }
 
     /**
+     * A node that asked to join, not a member yet, takes the first epoch of its own join from the
+     * change coordinator, before any member routes requests to it: a membership of the cluster it
+     * asked to join (by name: it does not know the identity yet) that has this node, with the
+     * address of its options, joining, proposed by that membership's change coordinator.
+     * Anything else is refused ({@code INVALID}).
+     */
+    private void adoptOwnJoin(String sender, Membership proposed) {
+        Membership m = current;
+        ClusterMember self = m.topology().member(selfId);
+        boolean ownJoin = proposed.clusterName().equals(m.clusterName())
+                && proposed.state(selfId) == MemberState.JOINING
+                && self != null && self.equals(proposed.topology().member(selfId));
+        if (!ownJoin || !sender.equals(lowestCurrent(proposed, null))) {
+            String why = "epoch " + proposed.epoch() + " proposed by " + sender + " refused: this node is not a member "
+                    + "yet, and it is not this node's join proposed by its change coordinator";
+            if (refusals.admit(sender)) {
+                log.warn("{}", why);
+            }
+            throw new MembershipChangeException(Reason.INVALID, why);
+        }
+        install(proposed);
+        member = true;
+    }
+
+    /**
      * Takes {@code joined}, the answer to this node's request to join, as its membership: the
-     * cluster's identity and replication factor replace what the options seeded.
+     * cluster's identity and replication factor replace what the options seeded. Nothing to do
+     * when the change coordinator proposed it first ({@link #adoptOwnJoin}).
      */
     public CompletableFuture<Void> adoptJoined(Membership joined) {
         return CompletableFuture.runAsync(() -> {
+            if (member && joined.identity().equals(current.identity()) && joined.epoch() <= current.epoch()) {
+                return;
+            }
             install(joined);
             member = true;
         }, executor);
@@ -450,11 +494,30 @@ public final class ClusterMembership implements MembershipResponder {
             steps.add(next.completed());
         }
         CompletableFuture<Membership> chain = reachable(current, change)
-                .thenCompose(v -> refuseRemovingOneThatAnswers(current, change)).thenApply(v -> null);
+                .thenCompose(v -> refuseRemovingOneThatAnswers(current, change))
+                .thenCompose(v -> newcomerAdopts(change, next)).thenApply(v -> null);
         for (Membership step : steps) {
             chain = chain.thenCompose(previous -> adoptAndPropose(step, change));
         }
         return chain;
+    }
+
+    /**
+     * Has the new node of a join adopt the join's first epoch before this node and the members do
+     * (docs/architecture.md#how-a-join-moves-records): once they have, they send it writes, hints
+     * and heartbeats, which it refused while it did not know the epoch, and they took it for down.
+     * Fails with 503 when it does not acknowledge it; nothing was adopted then but by the new node,
+     * which asks again.
+     */
+    private CompletableFuture<Void> newcomerAdopts(MembershipChange change, Membership next) {
+        BiFunction<ClusterMember, Membership, CompletableFuture<Void>> proposals = newcomerProposals;
+        if (change.kind() != MembershipChange.Kind.JOIN || proposals == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        ClusterMember newcomer = next.topology().member(change.member().id());
+        return proposals.apply(newcomer, next).exceptionallyCompose(error -> failed(Reason.UNAVAILABLE,
+                "the new node " + newcomer.id() + " did not adopt epoch " + next.epoch() + ": "
+                        + Failures.unwrap(error).getMessage()));
     }
 
     /** The members that must acknowledge a change: all but this node and a member being removed. */

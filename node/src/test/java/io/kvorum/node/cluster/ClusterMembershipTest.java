@@ -118,6 +118,62 @@ class ClusterMembershipTest {
     }
 
     @Test
+    void theNewNodeAdoptsItsJoinBeforeAnyMemberDoes() throws Exception {
+        List<String> seenByNewcomer = new ArrayList<>();
+        n1.useNewcomerProposals((newcomer, next) -> {
+            seenByNewcomer.add(newcomer.id() + " epoch " + next.epoch() + " while n1 " + n1.membership().epoch()
+                    + ", n2 " + peers.get("n2").membership.epoch() + ", n3 " + peers.get("n3").membership.epoch());
+            return CompletableFuture.completedFuture(null);
+        });
+
+        Membership m = n1.change(new MembershipChange(MembershipChange.Kind.JOIN, N4)).get(5, TimeUnit.SECONDS);
+
+        assertThat(seenByNewcomer).containsExactly("n4 epoch 2 while n1 1, n2 1, n3 1");
+        assertThat(n1.membership()).isEqualTo(m);
+        assertThat(peers.get("n2").membership).isEqualTo(m);
+    }
+
+    @Test
+    void aJoinTheNewNodeDoesNotAdoptIs503AndNoMemberAdoptsIt() {
+        n1.useNewcomerProposals((newcomer, next) -> CompletableFuture.failedFuture(
+                new MembershipChangeException(Reason.UNAVAILABLE, "n4 is unreachable")));
+
+        Throwable refused = failureOf(n1.change(new MembershipChange(MembershipChange.Kind.JOIN, N4)));
+
+        assertThat(refused).isInstanceOf(MembershipChangeException.class).hasMessageContaining("the new node n4");
+        assertThat(((MembershipChangeException) refused).reason()).isEqualTo(Reason.UNAVAILABLE);
+        assertThat(n1.membership()).isEqualTo(first);
+        assertThat(peers.get("n2").membership).isEqualTo(first);
+        assertThat(adopted).isEmpty();
+    }
+
+    @Test
+    void aNewNodeAdoptsOnlyItsOwnJoinAndOnlyFromTheChangeCoordinator() throws Exception {
+        Membership seeded = Membership.first("kvorum", Topology.parse("n4=127.0.0.1:8084:9084,n2=127.0.0.1:8082:9082"), 2);
+        ClusterMembership n4 = new ClusterMembership("n4", seeded,
+                new MembershipStore(Files.createDirectories(dir.resolve("n4"))), executor, false);
+        List<Long> installed = new ArrayList<>();
+        n4.addListener(m -> installed.add(m.epoch()));
+        Membership join = first.withJoining(N4);
+
+        assertThat(failureOf(n4.adoptProposal("n2", join))).as("not the change coordinator")
+                .hasMessageContaining("not a member yet");
+        assertThat(failureOf(n4.adoptProposal("n1", first.withJoining(new ClusterMember("n4", "127.0.0.1", 8085, 9085)))))
+                .as("another address than its own").hasMessageContaining("not a member yet");
+        assertThat(failureOf(n4.adoptProposal("n1", first.withJoining(N4).withReadsFromComing()
+                .completed()))).as("not joining").hasMessageContaining("not a member yet");
+        assertThat(n4.isMember()).isFalse();
+        assertThat(n4.membership()).isEqualTo(seeded);
+
+        n4.adoptProposal("n1", join).get(5, TimeUnit.SECONDS);
+        assertThat(n4.isMember()).isTrue();
+        assertThat(n4.membership()).isEqualTo(join);
+        n4.adoptJoined(join).get(5, TimeUnit.SECONDS);
+        assertThat(installed).as("the answer to its request adopts nothing more").containsExactly(2L);
+        assertThat(new MembershipStore(dir.resolve("n4")).load()).isEqualTo(join);
+    }
+
+    @Test
     void aChangeWithAMemberDownIs503NamingItAndChangesNothing() {
         peers.get("n3").down = true;
 

@@ -108,6 +108,44 @@ abstract class MembershipScenarios extends ClusterScenarioSupport {
     }
 
     /**
+     * Under writes, the members route to a joining node only once it knows its join: none of them
+     * marks it down (its refusals did, before), none keeps a hint for it, and no write fails.
+     */
+    @Test
+    void aJoiningNodeIsNeitherMarkedDownNorHintedWhileItJoins() throws Exception {
+        LogCapture logs = new LogCapture();
+        logs.attach();
+        try {
+            withCluster(3, Map.of(NodeOption.REPLICATION_FACTOR, "3"), c -> {
+                Map<String, String> acknowledged = preload(c, List.of("n1", "n2", "n3"));
+                String joined;
+                try (Workload load = new Workload(c, List.of("n1", "n2", "n3"), acknowledged)) {
+                    load.start();
+                    load.awaitMoreWrites(20);
+                    joined = c.join(List.of("n2"));
+                    awaitState(c, c.ids(), joined, "normal");
+                    load.awaitMoreWrites(20);
+                    load.stop();
+                    assertThat(load.failures()).as("requests that failed during the join: " + load.firstFailure()).isZero();
+                }
+                assertThat(logs.problems()).as("what the members said of the new node")
+                        .noneMatch(l -> l.contains("peer " + joined + " is down"));
+                for (String member : List.of("n1", "n2", "n3")) {
+                    PrometheusText metrics = PrometheusText.parse(raw(c, member, "GET", "/metrics", null).body());
+                    Map<String, String> toJoined = Map.of("peer", joined);
+                    assertThat(metrics.sum("kvorum_hints_delivered_total", toJoined)
+                            + metrics.sum("kvorum_hints_pending", toJoined)
+                            + metrics.sum("kvorum_hints_dropped_total", toJoined))
+                            .as("hints %s kept for %s", member, joined).isZero();
+                }
+                assertEveryWriteReadsBack(c, c.ids(), acknowledged);
+            });
+        } finally {
+            logs.detach();
+        }
+    }
+
+    /**
      * 3 -> 4 -> 5 -> 4 -> 3 nodes (RF 3, default quorum 2/3): two joins and a leave under a steady
      * mixed workload of puts, deletes and gets through every member, then a member lost for good is
      * removed and the others repaired. No request failed while every node was up, and the whole

@@ -16,6 +16,7 @@ import io.kvorum.node.cluster.Topology;
 import io.kvorum.node.security.MemberCertificate;
 import io.kvorum.proto.ChangeRequest;
 import io.kvorum.proto.GetMembershipRequest;
+import io.kvorum.proto.ProposeRequest;
 import io.kvorum.proto.RequestHeader;
 import java.util.HashSet;
 import java.util.Set;
@@ -29,7 +30,8 @@ import javax.net.ssl.SSLSession;
  * rate-limited). Services therefore never check the cluster id themselves.
  *
  * <p>One exception: a {@code JOIN} change comes from a new node that does not know the cluster's
- * identity yet, and is accepted when its header names this cluster's {@code --cluster-name}.
+ * identity yet, and is accepted when its header names this cluster's {@code --cluster-name}; and
+ * such a node, until it is a member, accepts the proposal of its join's first epoch the same way.
  * A sender that is not a member (a removed node that came back with its old data) is refused
  * too, and logged, with this node's epoch in the trailer {@link #EPOCH_TRAILER}, except for what
  * such a node may still ask: the membership ({@code Get}), so that it learns it is no longer a
@@ -119,7 +121,7 @@ final class ClusterCheck implements ServerInterceptor {
                             + header.getSender()), new Metadata());
                     return;
                 }
-                boolean join = header != null && isJoin(message, header);
+                boolean join = header != null && (isJoin(message, header) || isProposalToJoiner(message, header));
                 if (!join && membership != null && !membership.isMember()) {
                     // Members that adopted this node's join before it heard the answer: not another cluster.
                     refuse(Status.UNAVAILABLE.withDescription("this node is joining and does not serve yet"),
@@ -184,6 +186,15 @@ final class ClusterCheck implements ServerInterceptor {
     private boolean isJoin(Object message, RequestHeader header) {
         return membership != null && message instanceof ChangeRequest change
                 && change.getKind() == ChangeRequest.Kind.JOIN
+                && header.getClusterName().equals(membership.membership().clusterName());
+    }
+
+    /**
+     * The first epoch of this node's join, proposed to it while it is not a member yet, naming this
+     * cluster's name: the membership checks the rest ({@code ClusterMembership#adoptOwnJoin}).
+     */
+    private boolean isProposalToJoiner(Object message, RequestHeader header) {
+        return membership != null && message instanceof ProposeRequest && !membership.isMember()
                 && header.getClusterName().equals(membership.membership().clusterName());
     }
 

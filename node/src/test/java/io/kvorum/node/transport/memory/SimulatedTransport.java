@@ -168,6 +168,16 @@ final class SimulatedTransport implements PeerTransport {
     private <T> CompletableFuture<T> call(ClusterMember peer, SimulatedNetwork.Kind kind, Duration timeout, boolean join,
                                           boolean fromFormerMember,
                                           Function<SimulatedTransport, CompletableFuture<T>> op) {
+        return call(peer, kind, timeout, join, fromFormerMember, false, op);
+    }
+
+    /**
+     * @param proposal a membership proposal, which a new node that is not a member yet accepts by
+     *                 the cluster's name alone (the first epoch of its own join), as {@code ClusterCheck} does
+     */
+    private <T> CompletableFuture<T> call(ClusterMember peer, SimulatedNetwork.Kind kind, Duration timeout, boolean join,
+                                          boolean fromFormerMember, boolean proposal,
+                                          Function<SimulatedTransport, CompletableFuture<T>> op) {
         // A change's answer is a CHANGE too, so that a test can lose exactly that answer.
         SimulatedNetwork.Kind answerKind = kind == SimulatedNetwork.Kind.CHANGE ? kind : SimulatedNetwork.Kind.ANSWER;
         String senderCluster = clusterId();
@@ -193,17 +203,18 @@ final class SimulatedTransport implements PeerTransport {
             if (network.endpoint(addressOf(peer)) != target) {
                 return; // the peer died in flight: the request is lost
             }
-            if (join ? !target.clusterName().equals(senderName) : !target.accepts(senderCluster)) {
+            boolean byName = join || proposal && !target.local().membership().isMember();
+            if (byName ? !target.clusterName().equals(senderName) : !target.accepts(senderCluster)) {
                 network.send(peer.id(), selfId, answerKind, () -> result.completeExceptionally(new ReplicaUnavailableException(
                         peer.id() + " refused us: it belongs to another cluster")));
                 return;
             }
-            if (!join && !target.local().membership().isMember()) {
+            if (!byName && !target.local().membership().isMember()) {
                 network.send(peer.id(), selfId, answerKind, () -> result.completeExceptionally(
                         new ReplicaUnavailableException(Reason.UNREACHABLE, peer.id() + " is joining and does not serve yet")));
                 return;
             }
-            if (!join && !fromFormerMember && target.local().membership().membership().topology().member(selfId) == null) {
+            if (!byName && !fromFormerMember && target.local().membership().membership().topology().member(selfId) == null) {
                 // As over gRPC (NotAMemberRefusals): the refusal carries the epoch that no longer has us.
                 long theirEpoch = target.epoch();
                 network.send(peer.id(), selfId, answerKind, () -> {
@@ -212,7 +223,9 @@ final class SimulatedTransport implements PeerTransport {
                 });
                 return;
             }
-            target.local().membership().sawEpoch(selfId, senderEpoch);
+            if (!byName || join) { // as over gRPC: a new node's own join proposal moves nothing else
+                target.local().membership().sawEpoch(selfId, senderEpoch);
+            }
             CompletableFuture<T> answer;
             try {
                 answer = op.apply(target);
@@ -279,8 +292,8 @@ final class SimulatedTransport implements PeerTransport {
 
         @Override
         public CompletableFuture<Void> propose(Membership next) {
-            return unavailableOnFailure(call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(3),
-                    t -> t.local().membership().adoptProposal(selfId, next)));
+            return unavailableOnFailure(call(peer, SimulatedNetwork.Kind.PING, PING_TIMEOUT.multipliedBy(3), false, false,
+                    true, t -> t.local().membership().adoptProposal(selfId, next)));
         }
 
         @Override
