@@ -9,12 +9,14 @@ import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.kvorum.node.TestNode;
+import io.kvorum.node.coordinator.JoinSelection;
 import io.kvorum.node.coordinator.RangeSource;
 import io.kvorum.node.coordinator.ReplicaUnavailableException;
 import io.kvorum.node.error.OverloadedException;
 import io.kvorum.node.model.EntryStream;
 import io.kvorum.node.model.Entry;
 import io.kvorum.node.model.Record;
+import io.kvorum.node.model.RecordDigest;
 import io.kvorum.node.storage.StorageOverloadedException;
 import io.kvorum.proto.RangeScanBatch;
 import io.kvorum.proto.RangeScanGrpc;
@@ -23,6 +25,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -141,6 +144,53 @@ class GrpcRangeTest {
         }
         assertThat(entries).isEqualTo(20);
         TestNode.awaitUntil(PATIENT, () -> stored.closes.get() > 0 && RangeService.activeScans() == 0, "the finished scan closed its stream");
+    }
+
+    @Test
+    void theNodeAppliesAJoinSelectionSoThatOnlyTheSelectedEntriesTravel() throws Exception {
+        JoinSelection digests = new JoinSelection(List.of("n1", "n2", "n3"), List.of("n1", "n2", "n3", "n4"), 3, "n4",
+                "n2", Set.of(), JoinSelection.Part.DIGESTS);
+        List<Object> batches = new ArrayList<>();
+        List<String> selected = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            Entry e = entry("key-" + i, Record.value(5L << 16, "n3", ("value-" + i).getBytes(StandardCharsets.UTF_8),
+                    Record.NEVER_EXPIRES));
+            batches.add(List.of(e));
+            if (digests.selects(e.key())) {
+                selected.add("key-" + i);
+            }
+        }
+        ScriptedStream stored = new ScriptedStream(batches);
+        EntryStream scan = client(channelTo(new RangeService((s, e) -> stored, 1 << 20)), CLUSTER, PATIENT)
+                .open("k".getBytes(StandardCharsets.UTF_8), null, digests);
+
+        List<Entry> received = new ArrayList<>();
+        for (List<Entry> batch = next(scan); !batch.isEmpty(); batch = next(scan)) {
+            received.addAll(batch);
+        }
+
+        assertThat(selected).isNotEmpty().hasSizeLessThan(40);
+        assertThat(received).extracting(e -> new String(e.key(), StandardCharsets.UTF_8)).containsExactlyElementsOf(selected);
+        assertThat(received).allSatisfy(e -> assertThat(e.record().value()).as("a digest, not the value")
+                .hasSize(RecordDigest.HASH_BYTES));
+    }
+
+    @Test
+    void aMalformedJoinSelectionIsRefusedAndNothingIsRead() throws Exception {
+        ScriptedStream stored = new ScriptedStream(List.of(List.of(entry("k", Record.tombstone(1, "n1")))));
+        ManagedChannel channel = channelTo(new RangeService((s, e) -> stored, 1 << 20));
+        RangeScanRequest request = RangeScanRequest.newBuilder()
+                .setHeader(new PeerChannel("n2", "n1", CLUSTER, channel).header(1000))
+                .setStart(com.google.protobuf.ByteString.copyFromUtf8("k"))
+                .setJoin(io.kvorum.proto.JoinSelection.newBuilder().addCurrent("n1").addCurrent("n1")
+                        .addComing("n4").setReplicationFactor(3).setTaker("n4").setSource("n1"))
+                .build();
+
+        Throwable refused = org.assertj.core.api.Assertions.catchThrowable(() ->
+                RangeScanGrpc.newBlockingStub(channel).scan(request).forEachRemaining(b -> { }));
+
+        assertThat(io.grpc.Status.fromThrowable(refused).getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
+        assertThat(stored.reads.get()).as("nothing was read for it").isZero();
     }
 
     @Test
