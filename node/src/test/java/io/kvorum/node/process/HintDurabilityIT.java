@@ -104,7 +104,7 @@ class HintDurabilityIT {
      * answers still delivers them once back. n2 coordinates while it knows n1 down, so every write
      * fails on n1 at once, before the answer; writers keep writing while n2 is killed as soon as
      * {@link #ACKED_BEFORE_KILL} writes were acknowledged. Every write acknowledged before the kill
-     * must reach n1 after both restart (issue 53: a hint still queued at SIGKILL was lost).
+     * must reach n1 after both restart (a hint still queued at the SIGKILL included).
      */
     @Test
     void hintsOfWritesAnsweredBeforeASigkillReachTheReplicaWhenBothComeBack() throws Exception {
